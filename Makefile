@@ -1,0 +1,41 @@
+# agentgym — the two commands that matter: `make demo` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+INSTALLED := $(VENV)/.installed
+PORT ?= 36008
+
+.PHONY: install test test-fast lint format demo bench clean
+
+install: $(INSTALLED)
+
+# torch first, from its CPU wheel: a bare `torch` requirement would pull a multi-GB CUDA build.
+$(INSTALLED): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check torch==2.13.0
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev,alfworld]'
+	command -v java >/dev/null || (apt-get update -q && apt-get install -y -q openjdk-17-jre-headless)
+	touch $@
+
+test: install
+	HF_HUB_OFFLINE=1 $(BIN)/pytest
+
+test-fast: install
+	HF_HUB_OFFLINE=1 $(BIN)/pytest -m "not slow"
+
+lint: install
+	$(BIN)/ruff format --check .
+	$(BIN)/ruff check .
+
+format: install
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+demo: install
+	HF_HUB_OFFLINE=1 bash scripts/demo.sh $(PORT)
+
+bench: install
+	$(BIN)/python bench/env_server.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache build *.egg-info

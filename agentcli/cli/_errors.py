@@ -1,0 +1,30 @@
+"""The one place that turns exceptions into a one-line message and an exit code."""
+
+from __future__ import annotations
+
+import errno
+
+from agentcli.errors import AgentGymError
+
+EXIT_RUNTIME = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+def describe(exc: BaseException) -> tuple[str, int] | None:
+    """A known failure as (message, exit code); None for a bug, which keeps its traceback."""
+    if isinstance(exc, AgentGymError):
+        return str(exc), exc.exit_code
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted", EXIT_INTERRUPTED
+    if isinstance(exc, FileNotFoundError):
+        return f"no such file or directory: {exc.filename}; check the path", EXIT_USAGE
+    if isinstance(exc, IsADirectoryError | NotADirectoryError):
+        return f"{exc.filename}: {exc.strerror.lower()}; check the path", EXIT_USAGE
+    if isinstance(exc, PermissionError):
+        return f"permission denied: {exc.filename}; choose a path you can write", EXIT_USAGE
+    if isinstance(exc, OSError) and exc.errno == errno.EADDRINUSE:
+        return "the port is already in use; pick another with --port", EXIT_USAGE
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+        return "no space left on the device; free some and rerun (finished work is kept)", 1
+    return None

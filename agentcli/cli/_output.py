@@ -1,0 +1,20 @@
+"""Where output goes: results on stdout, logs, progress and errors on stderr."""
+
+from __future__ import annotations
+
+import logging
+
+from rich.console import Console
+
+stdout = Console()
+stderr = Console(stderr=True)
+
+
+def setup_logging(*, debug: bool, quiet: bool) -> None:
+    from rich.logging import RichHandler
+
+    level = logging.DEBUG if debug else logging.WARNING if quiet else logging.INFO
+    handler = RichHandler(console=stderr, show_path=debug, rich_tracebacks=debug, markup=False)
+    logging.basicConfig(level=level, format="%(message)s", datefmt="[%X]", handlers=[handler])
+    for noisy in ("httpx", "httpcore", "uvicorn.access"):
+        logging.getLogger(noisy).setLevel(logging.DEBUG if debug else logging.WARNING)

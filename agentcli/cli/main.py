@@ -1,0 +1,68 @@
+"""The ``agentgym`` executable: wires the command groups and owns the error policy."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Annotated
+
+import typer
+
+from agentcli import __version__
+from agentcli.cli import _errors, env
+from agentcli.cli._output import setup_logging, stderr, stdout
+
+app = typer.Typer(
+    name="agentgym",
+    help="Train LLM agents on interactive text environments.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+app.add_typer(env.app, name="env")
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        stdout.print(f"agentgym {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    debug: Annotated[
+        bool, typer.Option("--debug", help="Show tracebacks (also AGENTGYM_DEBUG=1).")
+    ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only warnings and errors.")] = False,
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_show_version, is_eager=True, help="Show the version."),
+    ] = False,
+) -> None:
+    """Train LLM agents on interactive text environments.
+
+    Every command takes --config FILE and key=value overrides; see docs/ for each command.
+    """
+    if debug:
+        os.environ["AGENTGYM_DEBUG"] = "1"
+    setup_logging(debug=_debugging(), quiet=quiet)
+
+
+def _debugging() -> bool:
+    return os.environ.get("AGENTGYM_DEBUG", "") not in ("", "0", "false")
+
+
+def main() -> None:
+    try:
+        app(prog_name="agentgym")
+    except Exception as exc:
+        known = _errors.describe(exc)
+        if known is None or _debugging():
+            raise
+        message, code = known
+        stderr.print(f"[red]error:[/] {message}", markup=True, highlight=False, soft_wrap=True)
+        sys.exit(code)
+
+
+if __name__ == "__main__":
+    main()

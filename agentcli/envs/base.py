@@ -1,0 +1,91 @@
+"""The interface every environment implements, and the values that cross it.
+
+An ``Environment`` is created once per server process and holds what never changes
+(recipe trees, task lists, game files). It opens ``Session``s: one live episode each,
+driven by ``reset(index)`` then ``step(action)`` until ``done``.
+
+Item indices are the integers after the env name in an item id (``textcraft_12`` → 12);
+they mean the same task as in AgentGym, on every machine and across restarts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class Transition:
+    """What the simulator says after a reset or a step.
+
+    ``observation`` is the wire text (what AgentGym's server sends in its ``observation``
+    field); ``score`` is on the env's native scale (sciworld 0-100, others 0-1);
+    ``success`` is the env's own success rule, never ``reward == 1``.
+    ``extra`` holds per-env wire fields (``task_description``, ``task_type``, ...).
+    """
+
+    observation: str
+    reward: float = 0.0
+    score: float = 0.0
+    done: bool = False
+    success: bool = False
+    available_actions: list[str] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Session(Protocol):
+    """One live episode. Not thread-safe: the server holds a lock per session."""
+
+    def reset(self, index: int) -> Transition:
+        """Start task ``index`` (any non-negative int; envs that wrap say so)."""
+        ...
+
+    def step(self, action: str) -> Transition:
+        """Apply one action (already parsed out of model text)."""
+        ...
+
+    def expert_action(self) -> str | None:
+        """The oracle's next action from the current state, or None when it has none."""
+        ...
+
+    def close(self) -> None:
+        """Release what the session holds (a JVM, a game process)."""
+        ...
+
+
+class Environment(Protocol):
+    """Per-process state of one environment; opens sessions."""
+
+    def splits(self) -> dict[str, list[int]]:
+        """Item indices per split (``train``, ``test``, ...), each sorted."""
+        ...
+
+    def open_session(self) -> Session: ...
+
+    def privileged_state(self, index: int) -> str:
+        """What a teacher may know about task ``index`` and the student may not."""
+        ...
+
+
+@dataclass(frozen=True)
+class EnvSpec:
+    """What the rest of agentgym knows about an environment without importing its simulator.
+
+    ``load`` imports the simulator package and builds the per-process ``Environment``
+    (None for an env we only have a client for, such as webshop); ``missing`` returns why the
+    env cannot run on this machine (e.g. no ``java``), or None. ``probe_action`` is a harmless
+    action that ``env check`` sends to servers that offer no expert.
+    """
+
+    name: str
+    summary: str
+    requires: str
+    instruction: str
+    max_rounds: int
+    wire: str  # key of agentcli.envs.protocol.WIRE_FORMATS
+    default_port: int
+    load: Callable[[], Environment] | None
+    missing: Callable[[], str | None] = lambda: None
+    probe_action: str = "look"
+    categories: Callable[[int], str] | None = None  # item index -> task category, for eval

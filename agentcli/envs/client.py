@@ -1,0 +1,220 @@
+"""Async client for environment servers: ours, and AgentGym's for the same environment.
+
+Connection errors and 503s are retried with exponential backoff (bounded). A server that
+restarts loses its sessions: a session that notices (our server's boot id changed, or the
+server no longer knows its id) re-creates itself, resets to its item and replays the
+actions taken so far, which gives back the same state because environments are
+deterministic per item.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+import httpx
+
+from agentcli.envs.base import Transition
+from agentcli.envs.protocol import WIRE_FORMATS, WireFormat, transition_from_payload
+from agentcli.errors import EnvServerError
+
+log = logging.getLogger("agentgym.client")
+BOOT_HEADER = "x-agentgym-boot"
+_RETRYABLE = (httpx.ConnectError, httpx.ConnectTimeout, httpx.RemoteProtocolError)
+
+
+class SessionLostError(EnvServerError):
+    """The server no longer knows this session (it restarted or reaped it)."""
+
+
+class EnvClient:
+    """One environment server. Use as ``async with EnvClient(url, "textcraft") as client``."""
+
+    def __init__(
+        self,
+        base_url: str,
+        env: str,
+        *,
+        timeout_s: float = 120.0,
+        retries: int = 4,
+        backoff_s: float = 0.25,
+    ) -> None:
+        if env not in WIRE_FORMATS:
+            raise EnvServerError(
+                f"no wire format for env {env!r}; known: {', '.join(WIRE_FORMATS)}"
+            )
+        self.base_url = base_url.rstrip("/")
+        self.env = env
+        self.wire: WireFormat = WIRE_FORMATS[env]
+        self.retries = retries
+        self.backoff_s = backoff_s
+        self.boot_id: str | None = None
+        self._http = httpx.AsyncClient(
+            base_url=self.base_url,
+            timeout=timeout_s,
+            limits=httpx.Limits(max_connections=None, max_keepalive_connections=256),
+        )
+
+    async def __aenter__(self) -> EnvClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def request(self, method: str, path: str, **kwargs: Any) -> Any:
+        """Send one request; retry what never reached the server and 503s; raise on errors."""
+        for attempt in range(self.retries + 1):
+            try:
+                response = await self._http.request(method, path, **kwargs)
+            except _RETRYABLE as exc:
+                if attempt == self.retries:
+                    raise EnvServerError(
+                        f"cannot reach the {self.env} server at {self.base_url} "
+                        f"({type(exc).__name__}); start one with `agentgym env serve {self.env}` "
+                        "or check --env-server"
+                    ) from exc
+            except httpx.TimeoutException as exc:
+                raise EnvServerError(
+                    f"the {self.env} server at {self.base_url} did not answer {method} {path} "
+                    "in time; raise the timeout or check the server's load"
+                ) from exc
+            else:
+                if response.status_code != 503 or attempt == self.retries:
+                    return self._read(response, method, path)
+            await asyncio.sleep(self.backoff_s * 2**attempt)
+        raise AssertionError("unreachable")
+
+    def _read(self, response: httpx.Response, method: str, path: str) -> Any:
+        boot = response.headers.get(BOOT_HEADER)
+        restarted = boot is not None and self.boot_id is not None and boot != self.boot_id
+        self.boot_id = boot or self.boot_id
+        try:
+            body = response.json()
+        except ValueError:
+            body = {"error": response.text[:200]}
+        # AgentGym's servers report errors as HTTP 200 with an "error" field.
+        error = body.get("error") if isinstance(body, dict) else None
+        session_call = path not in ("/create", "/tasks", "/privileged")
+        if session_call and (response.status_code == 404 or restarted):
+            raise SessionLostError(error or f"server restarted (boot id {boot})")
+        if response.status_code >= 400 or error is not None:
+            raise EnvServerError(
+                f"{self.env} server: {method} {path} failed ({response.status_code}): {error}"
+            )
+        return body
+
+    async def wait_until_ready(self, timeout_s: float = 60.0) -> None:
+        """Poll until the server answers; our servers answer ``/health`` once loaded."""
+        deadline = asyncio.get_running_loop().time() + timeout_s
+        while True:
+            try:
+                response = await self._http.get("/health")
+                if response.status_code == 404:  # AgentGym's servers have no /health
+                    response = await self._http.get("/")
+                if response.status_code == 200:
+                    self.boot_id = response.headers.get(BOOT_HEADER)
+                    return
+            except httpx.TransportError:
+                pass
+            if asyncio.get_running_loop().time() > deadline:
+                raise EnvServerError(
+                    f"the {self.env} server at {self.base_url} was not ready after "
+                    f"{timeout_s:.0f} s; check that it started (its log says why not)"
+                )
+            await asyncio.sleep(0.2)
+
+    async def health(self) -> dict[str, Any]:
+        return await self.request("GET", "/health")
+
+    async def splits(self) -> dict[str, int]:
+        return (await self.request("GET", "/tasks"))["splits"]
+
+    async def split_indices(self, split: str) -> list[int]:
+        return (await self.request("GET", "/tasks", params={"split": split}))["indices"]
+
+    async def privileged_state(self, index: int) -> str:
+        return (await self.request("GET", "/privileged", params={"data_idx": index}))["text"]
+
+    async def open(self) -> RemoteSession:
+        session = RemoteSession(self)
+        await session.create()
+        return session
+
+
+class RemoteSession:
+    """One episode on a server: ``reset(index)``, ``step(action)``, ``close()``."""
+
+    def __init__(self, client: EnvClient) -> None:
+        self.client = client
+        self.id: int | None = None
+        self.index: int | None = None
+        self.actions: list[str] = []
+
+    async def create(self) -> None:
+        body = await self.client.request("POST", "/create", json={})
+        self.id = body if isinstance(body, int) else body[self.client.wire.id_field]
+
+    async def reset(self, index: int) -> Transition:
+        self.index, self.actions = index, []
+        return await self._recovering(self._reset)
+
+    async def step(self, action: str) -> Transition:
+        transition = await self._recovering(lambda: self._step(action))
+        self.actions.append(action)
+        return transition
+
+    async def expert_action(self) -> str | None:
+        return (await self._recovering(lambda: self._get("/expert")))["action"]
+
+    async def privileged_state(self) -> str:
+        return (await self._recovering(lambda: self._get("/privileged")))["text"]
+
+    async def close(self) -> None:
+        if self.id is None:
+            return
+        with contextlib.suppress(SessionLostError):  # gone with a restart or the idle reaper
+            await self.client.request("POST", "/close", json={self.client.wire.id_field: self.id})
+        self.id = None
+
+    async def _get(self, path: str) -> Any:
+        return await self.client.request("GET", path, params={self.client.wire.id_field: self.id})
+
+    async def _reset(self) -> Transition:
+        wire = self.client.wire
+        body = await self.client.request(
+            "POST", "/reset", json=wire.reset_body(self.id, self.index)
+        )
+        if not isinstance(body, dict):  # WebShop answers [observation, None]
+            body = {wire.observation_field: await self._get("/observation")}
+        return transition_from_payload(body, wire)
+
+    async def _step(self, action: str) -> Transition:
+        body = {self.client.wire.id_field: self.id, "action": action}
+        return transition_from_payload(
+            await self.client.request("POST", "/step", json=body), self.client.wire
+        )
+
+    async def _recovering(self, call: Any) -> Any:
+        try:
+            return await call()
+        except SessionLostError as lost:
+            if self.index is None:
+                raise
+            log.warning(
+                "%s session %s lost (%s): re-creating it at item %s and replaying %d actions",
+                self.client.env,
+                self.id,
+                lost,
+                self.index,
+                len(self.actions),
+            )
+            await self.create()
+            await self._reset()
+            for action in self.actions:
+                await self._step(action)
+            return await call()

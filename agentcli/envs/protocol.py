@@ -1,0 +1,154 @@
+"""Wire models of AgentGym's environment-server protocol, shared by our server and client.
+
+AgentGym's servers differ per environment in which fields a response carries and how a
+reset names its task (``data_idx`` or ``game``). A ``WireFormat`` records those
+differences; everything else (paths, ``id``, ``action``) is common. Our servers also send
+``success`` (ignored by AgentGym's clients); when talking to AgentGym's servers our client
+derives it with the format's ``infer_success``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentcli.envs.base import Transition
+
+MAX_ACTION_CHARS = 2000
+TRANSITION_FIELDS = ("observation", "reward", "score", "done", "available_actions")
+
+
+class CreateRequest(BaseModel):
+    """``POST /create``; AgentGym's textcraft client sends commands, goal and minecraft_dir."""
+
+    model_config = ConfigDict(extra="ignore")
+    commands: str | None = None
+    goal: str | None = None
+
+
+class SessionRequest(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    id: int
+
+
+class ResetRequest(SessionRequest):
+    data_idx: int = Field(default=0, ge=0)
+
+
+class GameResetRequest(SessionRequest):
+    """alfworld names its task ``game``; ``world_type`` is accepted for compatibility."""
+
+    game: int = Field(ge=0)
+    world_type: str = "Text"
+
+    @property
+    def data_idx(self) -> int:
+        return self.game
+
+
+class StepRequest(SessionRequest):
+    action: str = Field(max_length=MAX_ACTION_CHARS)
+
+
+@dataclass(frozen=True)
+class WireFormat:
+    reset_fields: tuple[str, ...]
+    step_fields: tuple[str, ...]
+    reset_request: type[ResetRequest] | type[GameResetRequest]
+    infer_success: Callable[[dict[str, Any]], bool]
+    create_resets: bool = False  # textcraft's /create also resets (returns the reset fields)
+    # WebShop's server names things differently; only our client speaks that variant.
+    id_field: str = "id"
+    index_field: str = "data_idx"
+    observation_field: str = "observation"
+
+    def reset_body(self, session_id: int, index: int) -> dict[str, Any]:
+        body = {self.id_field: session_id, self.index_field: index}
+        if self.reset_request is GameResetRequest:
+            body["world_type"] = "Text"
+        return body
+
+
+def payload(transition: Transition, fields: tuple[str, ...], session_id: int) -> dict[str, Any]:
+    """Render a transition as the response body an AgentGym client expects, plus ``success``."""
+    body: dict[str, Any] = {}
+    for name in fields:
+        if name == "id":
+            body[name] = session_id
+        elif name in TRANSITION_FIELDS:
+            body[name] = getattr(transition, name)
+        else:
+            body[name] = transition.extra.get(name)
+    body["success"] = transition.success
+    return body
+
+
+def transition_from_payload(body: dict[str, Any], wire: WireFormat) -> Transition:
+    """Read a response body from our server or AgentGym's into a ``Transition``."""
+    known = TRANSITION_FIELDS + (wire.id_field, wire.observation_field, "success")
+    extra = {k: v for k, v in body.items() if k not in known}
+    success = body["success"] if "success" in body else wire.infer_success(body)
+    return Transition(
+        observation=str(body.get(wire.observation_field, "")),
+        reward=float(body.get("reward") or 0.0),
+        score=float(body.get("score", body.get("reward")) or 0.0),
+        done=bool(body.get("done", False)),
+        success=bool(success),
+        available_actions=body.get("available_actions"),
+        extra=extra,
+    )
+
+
+def _completed(body: dict[str, Any]) -> bool:
+    return bool(body.get("done")) and float(body.get("reward") or 0) > 0
+
+
+WIRE_FORMATS: dict[str, WireFormat] = {
+    "textcraft": WireFormat(
+        reset_fields=("id", "observation", "done", "reward"),
+        step_fields=("observation", "reward", "done"),
+        reset_request=ResetRequest,
+        infer_success=_completed,
+        create_resets=True,
+    ),
+    "sciworld": WireFormat(
+        reset_fields=(
+            "task_name",
+            "var_num",
+            "task_description",
+            "observation",
+            "reward",
+            "score",
+            "done",
+        ),
+        step_fields=("observation", "reward", "score", "done"),
+        reset_request=ResetRequest,
+        infer_success=lambda body: float(body.get("score") or 0) >= 100,
+    ),
+    "babyai": WireFormat(
+        reset_fields=("observation", "reward", "score", "done"),
+        step_fields=("observation", "reward", "score", "done"),
+        reset_request=ResetRequest,
+        infer_success=_completed,
+    ),
+    "alfworld": WireFormat(
+        reset_fields=("id", "observation", "available_actions", "task_type"),
+        step_fields=("observation", "reward", "available_actions", "done"),
+        reset_request=GameResetRequest,
+        infer_success=_completed,
+        index_field="game",
+    ),
+    "webshop": WireFormat(
+        reset_fields=(),
+        step_fields=("state", "reward", "done"),
+        reset_request=ResetRequest,
+        # WebShop's reward is the purchase's match score; a perfect match is its success.
+        infer_success=lambda body: float(body.get("reward") or 0) >= 1.0,
+        id_field="env_idx",
+        index_field="session_id",
+        observation_field="state",
+    ),
+}

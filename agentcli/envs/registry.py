@@ -1,0 +1,45 @@
+"""Environment name -> spec. Importing this module imports no simulator package."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+
+from agentcli.envs import textcraft, webshop
+from agentcli.envs.base import EnvSpec
+from agentcli.errors import AgentGymError, UsageError
+
+SPECS: dict[str, EnvSpec] = {spec.name: spec for spec in (textcraft.SPEC, webshop.SPEC)}
+
+
+def get_spec(name: str) -> EnvSpec:
+    try:
+        return SPECS[name]
+    except KeyError:
+        close = difflib.get_close_matches(name, SPECS, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise UsageError(
+            f"unknown environment {name!r}; {hint}built-in: {', '.join(SPECS)} "
+            "(see `agentgym env list`)"
+        ) from None
+
+
+@dataclass(frozen=True)
+class EnvOverview:
+    spec: EnvSpec
+    splits: dict[str, int]
+    status: str  # "ready", "client only", or why it cannot run here
+
+
+def overview(spec: EnvSpec) -> EnvOverview:
+    """Splits and readiness of one environment (loads it, which may take a second)."""
+    if spec.load is None:
+        return EnvOverview(spec, {}, "client only")
+    reason = spec.missing()
+    if reason:
+        return EnvOverview(spec, {}, reason)
+    try:
+        splits = spec.load().splits()
+    except AgentGymError as exc:
+        return EnvOverview(spec, {}, str(exc))
+    return EnvOverview(spec, {name: len(ids) for name, ids in splits.items()}, "ready")

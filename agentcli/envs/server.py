@@ -1,0 +1,317 @@
+"""HTTP environment server, wire-compatible with AgentGym's servers for the same environment.
+
+Where AgentGym's servers are fragile, ours are not: errors are real HTTP statuses with a JSON
+``{"error": ...}`` body; each session has a lock; simulator calls run in worker threads so
+the event loop keeps serving; a session limit and an idle timeout bound what abandoned
+clients can hold (a sciworld session holds a JVM).
+"""
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import Field
+
+from agentcli.config import CommandConfig
+from agentcli.envs.base import Environment, EnvSpec, Session, Transition
+from agentcli.envs.client import BOOT_HEADER
+from agentcli.envs.protocol import (
+    WIRE_FORMATS,
+    CreateRequest,
+    SessionRequest,
+    StepRequest,
+    payload,
+)
+from agentcli.envs.registry import get_spec
+from agentcli.errors import EnvUnavailableError, TaskNotFoundError, UsageError
+
+log = logging.getLogger("agentgym.server")
+T = TypeVar("T")
+
+
+class HTTPError(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass
+class _Slot:
+    session: Session
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    last_used: float = field(default_factory=time.monotonic)
+    index: int | None = None
+    last: Transition | None = None
+
+
+class ServeConfig(CommandConfig):
+    """``agentgym env serve``."""
+
+    env: str = Field(description="Environment to serve (see `agentgym env list`).")
+    host: str = Field(
+        "127.0.0.1", description="Interface to bind; 0.0.0.0 exposes it to the network."
+    )
+    port: int | None = Field(
+        None, ge=1, le=65535, description="TCP port; default: the environment's usual port."
+    )
+    max_sessions: int = Field(256, ge=1, description="Live sessions at most; more get HTTP 503.")
+    idle_timeout_s: float = Field(
+        900.0, gt=0, description="Close a session unused for this long (frees its simulator)."
+    )
+    log_level: Literal["critical", "error", "warning", "info", "debug"] = "info"
+
+
+class SessionRegistry:
+    """Live sessions by id, with a cap and idle reaping."""
+
+    def __init__(self, environment: Environment, settings: ServeConfig) -> None:
+        self.environment = environment
+        self.settings = settings
+        self._slots: dict[int, _Slot] = {}
+        self._ids = itertools.count()
+
+    def __len__(self) -> int:
+        return len(self._slots)
+
+    async def open(self) -> tuple[int, _Slot]:
+        if len(self._slots) >= self.settings.max_sessions:
+            raise HTTPError(
+                503,
+                f"session limit reached ({self.settings.max_sessions} live sessions); close "
+                "unused sessions or restart the server with a larger --max-sessions",
+            )
+        session_id = next(self._ids)
+        # Reserve the id before the (possibly slow) open so the cap holds under concurrency.
+        self._slots[session_id] = None  # type: ignore[assignment]
+        try:
+            session = await asyncio.to_thread(self.environment.open_session)
+        except BaseException:
+            del self._slots[session_id]
+            raise
+        slot = self._slots[session_id] = _Slot(session)
+        return session_id, slot
+
+    def get(self, session_id: int) -> _Slot:
+        slot = self._slots.get(session_id)
+        if slot is None:
+            raise HTTPError(
+                404, f"no live session with id {session_id}; create one with POST /create"
+            )
+        slot.last_used = time.monotonic()
+        return slot
+
+    async def close(self, session_id: int) -> None:
+        slot = self.get(session_id)
+        del self._slots[session_id]
+        async with slot.lock:
+            await asyncio.to_thread(slot.session.close)
+
+    async def reap_idle(self) -> int:
+        cutoff = time.monotonic() - self.settings.idle_timeout_s
+        idle = [sid for sid, slot in self._slots.items() if slot and slot.last_used < cutoff]
+        for session_id in idle:
+            log.info(
+                "closing session %s: idle for over %.0f s", session_id, self.settings.idle_timeout_s
+            )
+            with contextlib.suppress(HTTPError):
+                await self.close(session_id)
+        return len(idle)
+
+    async def close_all(self) -> None:
+        for session_id in [sid for sid, slot in self._slots.items() if slot]:
+            await self.close(session_id)
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse(status_code=status, content={"error": message})
+
+
+def _validation_message(exc: RequestValidationError) -> str:
+    problems = []
+    for error in exc.errors():
+        if error.get("type") == "json_invalid":
+            return "malformed request: the body is not valid JSON"
+        where = ".".join(str(part) for part in error.get("loc", ()) if part != "body")
+        problems.append(f"{where or 'body'}: {error.get('msg', 'invalid')}")
+    return "malformed request: " + "; ".join(problems)
+
+
+def create_app(
+    spec: EnvSpec,
+    environment: Environment | None = None,
+    settings: ServeConfig | None = None,
+) -> FastAPI:
+    """Build the app. ``environment`` is loaded at startup when not given."""
+    settings = settings or ServeConfig(env=spec.name)
+    wire = WIRE_FORMATS[spec.wire]
+    state: dict[str, Any] = {}
+
+    def registry() -> SessionRegistry:
+        return state["registry"]
+
+    async def reap_forever() -> None:
+        interval = max(0.05, min(30.0, settings.idle_timeout_s / 4))
+        while True:
+            await asyncio.sleep(interval)
+            await registry().reap_idle()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        loaded = environment or await asyncio.to_thread(spec.load)
+        state["registry"] = SessionRegistry(loaded, settings)
+        reaper = asyncio.create_task(reap_forever())
+        try:
+            yield
+        finally:
+            reaper.cancel()
+            await registry().close_all()
+
+    app = FastAPI(title=f"agentgym {spec.name} server", lifespan=lifespan)
+    boot_id = uuid.uuid4().hex
+
+    @app.middleware("http")
+    async def _stamp_boot_id(request: Request, call_next: Callable[[Request], Any]) -> Any:
+        response = await call_next(request)
+        response.headers[BOOT_HEADER] = boot_id
+        return response
+
+    @app.exception_handler(HTTPError)
+    async def _http_error(request: Request, exc: HTTPError) -> JSONResponse:
+        return _error(exc.status, str(exc))
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return _error(422, _validation_message(exc))
+
+    @app.exception_handler(TaskNotFoundError)
+    async def _no_task(request: Request, exc: TaskNotFoundError) -> JSONResponse:
+        # 404 is kept for unknown sessions, which clients read as "server restarted".
+        return _error(422, str(exc))
+
+    @app.exception_handler(UsageError)
+    async def _usage(request: Request, exc: UsageError) -> JSONResponse:
+        return _error(400, str(exc))
+
+    @app.exception_handler(Exception)
+    async def _crash(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("simulator error on %s", request.url.path)
+        return _error(500, f"{spec.name} simulator error: {type(exc).__name__}: {exc}")
+
+    async def locked(slot: _Slot, call: Callable[[], T]) -> T:
+        async with slot.lock:
+            return await asyncio.to_thread(call)
+
+    async def reset(slot: _Slot, session_id: int, index: int) -> dict[str, Any]:
+        transition = await locked(slot, lambda: slot.session.reset(index))
+        slot.index, slot.last = index, transition
+        return payload(transition, wire.reset_fields, session_id)
+
+    @app.get("/")
+    async def hello() -> str:
+        return f"This is environment {spec.name}."
+
+    @app.get("/health")
+    async def health() -> dict[str, Any]:
+        return {
+            "status": "ok",
+            "env": spec.name,
+            "sessions": len(registry()),
+            "max_sessions": settings.max_sessions,
+        }
+
+    @app.get("/tasks")
+    async def tasks(split: str | None = None) -> dict[str, Any]:
+        splits = registry().environment.splits()
+        if split is None:
+            return {"env": spec.name, "splits": {name: len(ids) for name, ids in splits.items()}}
+        if split not in splits:
+            raise HTTPError(404, f"no split {split!r}; {spec.name} has {', '.join(splits)}")
+        return {"env": spec.name, "split": split, "indices": splits[split]}
+
+    @app.post("/create")
+    async def create(body: CreateRequest | None = None) -> dict[str, Any]:
+        if body is not None and (body.commands or body.goal):
+            raise HTTPError(
+                400,
+                "custom crafting commands and goals are not supported; "
+                "create without them and reset with data_idx",
+            )
+        session_id, slot = await registry().open()
+        if wire.create_resets:
+            return await reset(slot, session_id, 0)
+        return {"id": session_id}
+
+    @app.post("/reset")
+    async def reset_route(body: wire.reset_request) -> dict[str, Any]:  # type: ignore[name-defined]
+        return await reset(registry().get(body.id), body.id, body.data_idx)
+
+    @app.post("/step")
+    async def step(body: StepRequest) -> dict[str, Any]:
+        slot = registry().get(body.id)
+        if slot.last is None:
+            raise HTTPError(409, f"session {body.id} has no task yet; POST /reset first")
+        if slot.last.done:
+            raise HTTPError(
+                409, f"session {body.id}'s episode is over; POST /reset to start another"
+            )
+        transition = await locked(slot, lambda: slot.session.step(body.action))
+        slot.last = transition
+        return payload(transition, wire.step_fields, body.id)
+
+    @app.get("/observation")
+    async def observation(id: int) -> str:
+        slot = registry().get(id)
+        if slot.last is None:
+            raise HTTPError(409, f"session {id} has no task yet; POST /reset first")
+        return slot.last.observation
+
+    @app.get("/expert")
+    async def expert(id: int) -> dict[str, Any]:
+        slot = registry().get(id)
+        if slot.last is None:
+            raise HTTPError(409, f"session {id} has no task yet; POST /reset first")
+        return {"action": await locked(slot, slot.session.expert_action)}
+
+    @app.get("/privileged")
+    async def privileged(id: int | None = None, data_idx: int | None = None) -> dict[str, Any]:
+        if (id is None) == (data_idx is None):
+            raise HTTPError(422, "pass exactly one of id (a session) or data_idx (an item index)")
+        if data_idx is None:
+            data_idx = registry().get(id).index
+            if data_idx is None:
+                raise HTTPError(409, f"session {id} has no task yet; POST /reset first")
+        text = await asyncio.to_thread(registry().environment.privileged_state, data_idx)
+        return {"data_idx": data_idx, "text": text}
+
+    @app.post("/close")
+    async def close(body: SessionRequest) -> dict[str, Any]:
+        await registry().close(body.id)
+        return {"id": body.id, "closed": True}
+
+    return app
+
+
+def serve(config: ServeConfig) -> None:
+    """Run the server in the foreground until interrupted."""
+    import uvicorn
+
+    spec = get_spec(config.env)
+    reason = spec.missing()
+    if reason:
+        raise EnvUnavailableError(f"{spec.name} cannot run here: {reason}")
+    uvicorn.run(
+        create_app(spec, settings=config),
+        host=config.host,
+        port=config.port or spec.default_port,
+        log_level=config.log_level,
+        access_log=config.log_level == "debug",
+    )

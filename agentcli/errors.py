@@ -1,0 +1,34 @@
+"""Typed errors raised by core code. The CLI turns each into one line and an exit code.
+
+Every message says what is wrong and what to do about it, in one line.
+"""
+
+from __future__ import annotations
+
+
+class AgentGymError(Exception):
+    """Base class. ``exit_code`` 1 = runtime failure, 2 = bad usage or configuration."""
+
+    exit_code = 1
+
+
+class UsageError(AgentGymError):
+    """Bad input from the user: an option, an argument, a file that does not fit."""
+
+    exit_code = 2
+
+
+class ConfigError(UsageError):
+    """A configuration value, file or override that does not validate."""
+
+
+class EnvUnavailableError(AgentGymError):
+    """An environment cannot run on this machine (missing Java, extra or data directory)."""
+
+
+class EnvServerError(AgentGymError):
+    """An environment server is unreachable or answered with an error."""
+
+
+class TaskNotFoundError(UsageError):
+    """An item index or id outside what the environment offers."""
