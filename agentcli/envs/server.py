@@ -131,6 +131,28 @@ class SessionRegistry:
             await self.close(session_id)
 
 
+class _BootIdMiddleware:
+    """Stamps every response with this process's boot id, so clients notice a restart.
+
+    Plain ASGI: Starlette's ``BaseHTTPMiddleware`` costs a task per request.
+    """
+
+    def __init__(self, app: Any, boot_id: str) -> None:
+        self.app = app
+        self.header = (BOOT_HEADER.encode(), boot_id.encode())
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+
+        async def stamped(message: dict) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", []), self.header]
+            await send(message)
+
+        await self.app(scope, receive, stamped)
+
+
 def _error(status: int, message: str) -> JSONResponse:
     return JSONResponse(status_code=status, content={"error": message})
 
@@ -176,13 +198,7 @@ def create_app(
             await registry().close_all()
 
     app = FastAPI(title=f"agentgym {spec.name} server", lifespan=lifespan)
-    boot_id = uuid.uuid4().hex
-
-    @app.middleware("http")
-    async def _stamp_boot_id(request: Request, call_next: Callable[[Request], Any]) -> Any:
-        response = await call_next(request)
-        response.headers[BOOT_HEADER] = boot_id
-        return response
+    app.add_middleware(_BootIdMiddleware, boot_id=uuid.uuid4().hex)
 
     @app.exception_handler(HTTPError)
     async def _http_error(request: Request, exc: HTTPError) -> JSONResponse:

