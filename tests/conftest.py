@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-API_KEY_VARS = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "WANDB_API_KEY", "HF_TOKEN")
+API_KEY_VARS = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "WANDB_API_KEY", "HF_TOKEN", "ALFWORLD_DATA")
 
 
 @pytest.fixture(autouse=True)

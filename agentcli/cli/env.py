@@ -6,6 +6,7 @@ import asyncio
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from agentcli.cli import _options
@@ -28,13 +29,14 @@ def list_envs() -> None:
         rows = [overview(spec) for spec in SPECS.values()]
     for row in rows:
         splits = ", ".join(f"{name} {count}" for name, count in row.splits.items()) or "-"
-        status = f"[green]{row.status}[/]" if row.status == "ready" else f"[yellow]{row.status}[/]"
+        color = "green" if row.status == "ready" else "yellow"
+        status = f"[{color}]{escape(row.status)}[/]"
         table.add_row(
             row.spec.name,
             splits,
             str(row.spec.max_rounds),
             str(row.spec.default_port),
-            row.spec.requires,
+            escape(row.spec.requires),
             status,
         )
     stdout.print(table)

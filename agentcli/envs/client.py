@@ -1,6 +1,7 @@
 """Async client for environment servers: ours, and AgentGym's for the same environment.
 
-Connection errors and 503s are retried with exponential backoff (bounded). A server that
+Connection errors, and 503s that say when to retry (a full server), are retried with
+exponential backoff (bounded). A server that
 restarts loses its sessions: a session that notices (our server's boot id changed, or the
 server no longer knows its id) re-creates itself, resets to its item and replays the
 actions taken so far, which gives back the same state because environments are
@@ -84,7 +85,8 @@ class EnvClient:
                     "in time; raise the timeout or check the server's load"
                 ) from exc
             else:
-                if response.status_code != 503 or attempt == self.retries:
+                busy = response.status_code == 503 and "retry-after" in response.headers
+                if not busy or attempt == self.retries:
                     return self._read(response, method, path)
             await asyncio.sleep(self.backoff_s * 2**attempt)
         raise AssertionError("unreachable")

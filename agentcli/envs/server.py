@@ -39,9 +39,10 @@ T = TypeVar("T")
 
 
 class HTTPError(Exception):
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, retry_after_s: int | None = None) -> None:
         super().__init__(message)
         self.status = status
+        self.retry_after_s = retry_after_s
 
 
 @dataclass
@@ -88,6 +89,7 @@ class SessionRegistry:
                 503,
                 f"session limit reached ({self.settings.max_sessions} live sessions); close "
                 "unused sessions or restart the server with a larger --max-sessions",
+                retry_after_s=1,
             )
         session_id = next(self._ids)
         # Reserve the id before the (possibly slow) open so the cap holds under concurrency.
@@ -153,8 +155,9 @@ class _BootIdMiddleware:
         await self.app(scope, receive, stamped)
 
 
-def _error(status: int, message: str) -> JSONResponse:
-    return JSONResponse(status_code=status, content={"error": message})
+def _error(status: int, message: str, retry_after_s: int | None = None) -> JSONResponse:
+    headers = {"retry-after": str(retry_after_s)} if retry_after_s is not None else None
+    return JSONResponse(status_code=status, content={"error": message}, headers=headers)
 
 
 def _validation_message(exc: RequestValidationError) -> str:
@@ -202,7 +205,7 @@ def create_app(
 
     @app.exception_handler(HTTPError)
     async def _http_error(request: Request, exc: HTTPError) -> JSONResponse:
-        return _error(exc.status, str(exc))
+        return _error(exc.status, str(exc), exc.retry_after_s)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -212,6 +215,10 @@ def create_app(
     async def _no_task(request: Request, exc: TaskNotFoundError) -> JSONResponse:
         # 404 is kept for unknown sessions, which clients read as "server restarted".
         return _error(422, str(exc))
+
+    @app.exception_handler(EnvUnavailableError)
+    async def _unavailable(request: Request, exc: EnvUnavailableError) -> JSONResponse:
+        return _error(503, str(exc))
 
     @app.exception_handler(UsageError)
     async def _usage(request: Request, exc: UsageError) -> JSONResponse:

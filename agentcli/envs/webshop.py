@@ -26,7 +26,7 @@ SPEC = EnvSpec(
     instruction=INSTRUCTION,
     max_rounds=20,
     wire="webshop",
-    default_port=36003,
+    default_port=36001,
     load=None,
     probe_action="search[shoes]",
 )

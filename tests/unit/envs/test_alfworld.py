@@ -1,0 +1,248 @@
+"""alfworld over the real engine (TextWorld's PDDL backend with ALFWorld's wrappers), in-process."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+
+import pytest
+
+from agentcli.envs import alfworld
+from agentcli.envs.alfworld import BUILTIN_FIRST_INDEX, SPEC, AlfworldSession, GameCatalog
+from agentcli.envs.protocol import WIRE_FORMATS
+from agentcli.errors import EnvUnavailableError, TaskNotFoundError, UsageError
+
+pytestmark = [
+    pytest.mark.alfworld,
+    pytest.mark.skipif(
+        importlib.util.find_spec("alfworld") is None,
+        reason="the alfworld extra is not installed (pip install 'agentgym[alfworld]')",
+    ),
+]
+
+BUILTIN = [BUILTIN_FIRST_INDEX + i for i in range(3)]
+
+
+@pytest.fixture(autouse=True)
+def no_alfworld_data(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(alfworld.DATA_ENV_VAR, raising=False)
+
+
+@pytest.fixture(scope="module")
+def environment():
+    return alfworld.AlfworldEnvironment(GameCatalog(None))
+
+
+@contextmanager
+def session_of(environment) -> Iterator[AlfworldSession]:
+    session = environment.open_session()
+    try:
+        yield session
+    finally:
+        session.close()
+
+
+def _play_expert(session: AlfworldSession, transition) -> tuple[object, list[str]]:
+    actions = []
+    while not transition.done and len(actions) < SPEC.max_rounds:
+        action = session.expert_action()
+        assert action in transition.available_actions
+        actions.append(action)
+        transition = session.step(action)
+    return transition, actions
+
+
+@pytest.mark.parametrize("index", BUILTIN)
+def test_expert_wins_every_shipped_game(environment, index):
+    with session_of(environment) as session:
+        start = session.reset(index)
+        assert "Your task is to: " in start.observation
+        assert not start.observation.startswith("-=")  # the banner is cut, as AgentGym does
+        assert set(WIRE_FORMATS["alfworld"].reset_fields) <= {
+            "id",
+            "observation",
+            "available_actions",
+            *start.extra,
+        }
+        end, actions = _play_expert(session, start)
+        assert end.success and end.done and end.reward == 1.0 and end.score == 1.0
+        assert 3 <= len(actions) <= SPEC.max_rounds
+        assert session.expert_action() is None
+
+
+def test_shipped_games_cover_three_task_types(environment):
+    types = [SPEC.categories(index) for index in BUILTIN]
+    assert types == [
+        "pick_and_place_simple",
+        "pick_clean_then_place_in_recep",
+        "look_at_obj_in_light",
+    ]
+    with session_of(environment) as session:
+        assert session.reset(BUILTIN[1]).extra["task_type"].startswith(types[1] + "-SoapBar-")
+
+
+def test_item_ids_follow_agentgym_game_indices(environment):
+    """Spot checks of the shipped copy of AgentGym's mappings_train/test.json (see the docs)."""
+    names = [game.name for game in environment.catalog.data_games]
+    assert len(names) == 2620 and len(set(names)) == 2620
+    assert (
+        names[0]
+        == "look_at_obj_in_light-AlarmClock-None-DeskLamp-301/trial_T20190907_174127_043461"
+    )
+    assert (
+        names[2419]
+        == "pick_two_obj_and_place-WineBottle-None-Cabinet-17/trial_T20190909_014040_145528"
+    )
+    assert (
+        names[2420]
+        == "pick_cool_then_place_in_recep-Mug-None-CoffeeMachine-23/trial_T20190908_143209_571893"
+    )
+    assert (
+        names[2619]
+        == "pick_two_obj_and_place-RemoteControl-None-Ottoman-210/trial_T20190906_202114_729948"
+    )
+    assert SPEC.categories(2427) == "look_at_obj_in_light"
+
+
+def test_expert_replans_from_the_current_state(environment):
+    with session_of(environment) as session:
+        session.reset(BUILTIN[0])
+        for detour in ("go to fridge 1", "open fridge 1", "take egg 1 from fridge 1"):
+            assert not session.step(detour).observation.startswith("Nothing happens")
+        # Holding the egg, the plan must first put it down somewhere.
+        assert session.expert_action().startswith(("go to", "move egg 1"))
+        end, _ = _play_expert(session, session.step("look"))
+        assert end.success
+
+
+def test_invalid_actions_change_nothing(environment):
+    with session_of(environment) as session:
+        start = session.reset(BUILTIN[0])
+        for action in ("", "fly to the moon", "take peppershaker 1 from cabinet 1", "🙂" * 50):
+            transition = session.step(action)
+            assert transition.observation == "Nothing happens."
+            assert not transition.done and transition.reward == 0.0
+            assert transition.available_actions == start.available_actions
+
+
+def test_step_before_reset_is_a_usage_error(environment):
+    with session_of(environment) as session, pytest.raises(UsageError):
+        session.step("look")
+
+
+def test_privileged_state_holds_locations_and_plan(environment):
+    text = environment.privileged_state(BUILTIN[0])
+    assert "Task: put a peppershaker in drawer." in text
+    assert "- cabinet 1 (closed): peppershaker 1" in text
+    with session_of(environment) as session:
+        _, actions = _play_expert(session, session.reset(BUILTIN[0]))
+    assert text.endswith("\n".join(actions))
+
+
+def test_without_data_only_shipped_games_are_served(environment):
+    splits = environment.splits()
+    assert dict(splits) == {"builtin": BUILTIN}
+    with pytest.raises(EnvUnavailableError, match="ALFWORLD_DATA"):
+        splits["train"]
+    with session_of(environment) as session:
+        with pytest.raises(EnvUnavailableError, match="alfworld-download"):
+            session.reset(0)
+        with pytest.raises(TaskNotFoundError):
+            session.reset(BUILTIN[-1] + 1)
+
+
+def test_missing_names_the_extra_and_a_bad_data_dir(monkeypatch, tmp_path):
+    assert SPEC.missing() is None
+    monkeypatch.setenv(alfworld.DATA_ENV_VAR, str(tmp_path))
+    assert "json_2.1.1" in SPEC.missing()
+    monkeypatch.setattr(alfworld.importlib.util, "find_spec", lambda name: None)
+    assert "pip install 'agentgym[alfworld]'" in SPEC.missing()
+
+
+def test_data_dir_games_follow_agentgym_lists_then_sorted_eval_splits(tmp_path, environment):
+    """A stand-in ALFWORLD_DATA whose valid_seen games are the shipped ones, packed as
+    game.tw-pddl files the way ALFWorld's data ships them."""
+    catalog = environment.catalog
+    folders = [
+        "b_task-X-None-Y-1/trial_2",
+        "b_task-X-None-Y-1/trial_1",
+        "a_task-X-None-Y-2/trial_1",
+    ]
+    for folder, game in zip(folders, catalog.builtin, strict=True):
+        path = tmp_path / "json_2.1.1" / "valid_seen" / folder / "game.tw-pddl"
+        path.parent.mkdir(parents=True)
+        path.write_text(json.dumps(catalog.game_data(game)))
+    data = GameCatalog(tmp_path)
+    agentgym_count = len(catalog.data_games)
+    splits = data.splits()
+    assert splits["valid_seen"] == [agentgym_count + i for i in range(3)]
+    assert "valid_unseen" not in splits and splits["builtin"] == BUILTIN
+    assert set(splits["train"]).isdisjoint(splits["test"])
+    assert [data.game(i).name for i in splits["valid_seen"]] == sorted(folders)
+    with session_of(alfworld.AlfworldEnvironment(data)) as session:
+        # sorted(folders)[2] is "b_task.../trial_2", which holds the first shipped game.
+        start = session.reset(splits["valid_seen"][2])
+        assert start.extra["task_type"] == "b_task-X-None-Y-1/trial_2"
+        end, _ = _play_expert(session, start)
+        assert end.success
+        if splits["train"]:
+            with pytest.raises(EnvUnavailableError, match="is missing"):
+                session.reset(splits["train"][0])
+
+
+def test_concurrent_sessions_play_as_sequential_ones(environment):
+    """The server steps sessions from worker threads; the engine's shared state must not leak."""
+
+    def transcript(index: int) -> list[str]:
+        with session_of(environment) as session:
+            transition = session.reset(index)
+            lines = [transition.observation]
+            while not transition.done:
+                transition = session.step(session.expert_action())
+                lines.append(transition.observation)
+            return lines
+
+    alone = [transcript(index) for index in BUILTIN]
+    with ThreadPoolExecutor(max_workers=len(BUILTIN)) as pool:
+        together = list(pool.map(transcript, BUILTIN))
+    assert together == alone
+
+
+_DUMP = """
+import json, logging
+logging.disable(logging.WARNING)
+from agentcli.envs.alfworld import SPEC
+env = SPEC.load()
+out = []
+for index in env.splits()["builtin"]:
+    session = env.open_session()
+    transition = session.reset(index)
+    out.append([transition.observation, transition.available_actions])
+    while not transition.done:
+        action = session.expert_action()
+        transition = session.step(action)
+        out.append([action, transition.observation, transition.available_actions])
+    session.close()
+    out.append(env.privileged_state(index))
+print(json.dumps(out))
+"""
+
+
+def test_games_are_identical_across_processes_and_hash_seeds():
+    dumps = [
+        subprocess.run(
+            [sys.executable, "-c", _DUMP],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={"PYTHONHASHSEED": seed, "PATH": ""},
+        ).stdout
+        for seed in ("1", "4242")
+    ]
+    assert dumps[0] == dumps[1]
+    assert len(json.loads(dumps[0])) > 10
