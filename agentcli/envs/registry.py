@@ -9,7 +9,9 @@ from agentcli.envs import alfworld, textcraft, webshop
 from agentcli.envs.base import EnvSpec
 from agentcli.errors import AgentGymError, UsageError
 
-SPECS: dict[str, EnvSpec] = {spec.name: spec for spec in (textcraft.SPEC, alfworld.SPEC, webshop.SPEC)}
+SPECS: dict[str, EnvSpec] = {
+    spec.name: spec for spec in (textcraft.SPEC, alfworld.SPEC, webshop.SPEC)
+}
 
 
 def get_spec(name: str) -> EnvSpec:
