@@ -40,6 +40,28 @@ def running_server(
     env: str, *args: str, port: int | None = None, log: Path | None = None, hash_seed: str = "0"
 ) -> Iterator[str]:
     """`agentgym env serve ENV` in a child process; yields its base URL; stops it after."""
+    with running_server_process(env, *args, port=port, log=log, hash_seed=hash_seed) as (url, _):
+        yield url
+
+
+def child_commands(pid: int) -> list[str]:
+    """Command names of the direct children of a process (Linux /proc)."""
+    names = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            if int(fields[1]) == pid:
+                names.append((stat.parent / "comm").read_text().strip())
+        except (OSError, IndexError, ValueError):
+            continue  # the process ended while we looked
+    return names
+
+
+@contextmanager
+def running_server_process(
+    env: str, *args: str, port: int | None = None, log: Path | None = None, hash_seed: str = "0"
+) -> Iterator[tuple[str, subprocess.Popen]]:
+    """Like ``running_server``, also yielding the server process."""
     port = port or free_port()
     command = [sys.executable, "-m", "agentcli.cli.main", "env", "serve", env, "--port", str(port)]
     out = open(log, "w") if log else subprocess.DEVNULL  # noqa: SIM115 - closed below
@@ -52,7 +74,7 @@ def running_server(
     url = f"http://127.0.0.1:{port}"
     try:
         wait_ready(url, process)
-        yield url
+        yield url, process
     finally:
         process.send_signal(signal.SIGINT)
         try:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
-from agentcli.envs import alfworld, textcraft, webshop
+from agentcli.envs import alfworld, sciworld, textcraft, webshop
 from agentcli.envs.base import EnvSpec
 from agentcli.errors import AgentGymError, UsageError
 
 SPECS: dict[str, EnvSpec] = {
-    spec.name: spec for spec in (textcraft.SPEC, alfworld.SPEC, webshop.SPEC)
+    spec.name: spec for spec in (textcraft.SPEC, sciworld.SPEC, alfworld.SPEC, webshop.SPEC)
 }
 
 

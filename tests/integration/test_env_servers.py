@@ -1,0 +1,142 @@
+"""Every built-in environment over real HTTP: the expert succeeds, bad input gets a 4xx,
+sessions do not leak, and the same item gives the same text in two server processes."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+
+import httpx
+import pytest
+
+from agentcli.envs.client import EnvClient
+from agentcli.envs.registry import SPECS
+from tests.servers import child_commands, running_server, running_server_process
+
+
+@dataclass(frozen=True)
+class Case:
+    env: str
+    expert_items: tuple[int, ...]
+    same_text_items: tuple[int, ...]
+    marks: tuple[pytest.MarkDecorator, ...] = ()
+
+
+ALFWORLD_SHIPPED_GAMES = (10000, 10001, 10002)  # served without ALFWorld's data directory
+# Five task types whose gold paths fit sciworld's 30 rounds.
+SCIWORLD_TASK_TYPES = (1396, 3236, 4168, 4240, 4629)
+CASES = [
+    Case("textcraft", tuple(range(20)), tuple(range(20))),
+    # Case("babyai", tuple(range(20)), tuple(range(20))),
+    Case("alfworld", ALFWORLD_SHIPPED_GAMES, ALFWORLD_SHIPPED_GAMES, (pytest.mark.alfworld,)),
+    Case("sciworld", SCIWORLD_TASK_TYPES, tuple(range(3)), (pytest.mark.java, pytest.mark.slow)),
+]
+PARAMS = [pytest.param(case, id=case.env, marks=case.marks) for case in CASES if case.env in SPECS]
+
+
+def _skip_unless_runnable(env: str) -> None:
+    reason = SPECS[env].missing()
+    if reason:
+        pytest.skip(f"{env} cannot run here: {reason}")
+
+
+async def _expert_episodes(url: str, env: str, items: list[int]) -> dict[int, bool]:
+    async with EnvClient(url, env) as client:
+
+        async def episode(index: int) -> bool:
+            session = await client.open()
+            try:
+                transition = await session.reset(index)
+                for _ in range(SPECS[env].max_rounds):
+                    if transition.done:
+                        break
+                    transition = await session.step(await session.expert_action())
+                return transition.success
+            finally:
+                await session.close()
+
+        results = await asyncio.gather(*(episode(i) for i in items))
+        return dict(zip(items, results, strict=True))
+
+
+@pytest.mark.parametrize("case", PARAMS)
+def test_expert_succeeds_over_http_and_sessions_end_closed(case: Case):
+    _skip_unless_runnable(case.env)
+    with running_server(case.env) as url:
+        results = asyncio.run(_expert_episodes(url, case.env, list(case.expert_items)))
+        assert all(results.values()), {i: ok for i, ok in results.items() if not ok}
+        assert httpx.get(f"{url}/health").json()["sessions"] == 0
+
+
+@pytest.mark.parametrize("case", PARAMS)
+def test_bad_inputs_get_4xx_and_the_server_keeps_serving(case: Case):
+    _skip_unless_runnable(case.env)
+    wire_reset = "game" if case.env == "alfworld" else "data_idx"
+    with running_server(case.env) as url, httpx.Client(base_url=url, timeout=60) as http:
+        session = http.post("/create", json={}).json()["id"]
+        if case.env != "textcraft":  # textcraft's /create resets, as AgentGym's does
+            early = http.post("/step", json={"id": session, "action": "look"})
+            assert early.status_code == 409, early.text
+        beyond = http.post("/reset", json={"id": session, wire_reset: 10**9})
+        if case.env != "textcraft":  # textcraft ids wrap around, as AgentGym's do
+            assert beyond.status_code == 422 and "error" in beyond.json(), beyond.text
+        assert http.post("/reset", json={"id": session, wire_reset: -1}).status_code == 422
+        assert http.post("/step", json={"id": 424242, "action": "look"}).status_code == 404
+        assert http.post("/step", json={"nope": 1}).status_code == 422
+        first = case.same_text_items[0]
+        http.post("/reset", json={"id": session, wire_reset: first}).raise_for_status()
+        odd = http.post("/step", json={"id": session, "action": "}{ not an action ]["})
+        assert odd.status_code == 200, odd.text
+        http.post("/close", json={"id": session}).raise_for_status()
+        assert http.get("/health").json() == {
+            "status": "ok",
+            "env": case.env,
+            "sessions": 0,
+            "max_sessions": 256,
+        }
+
+
+def _observations(url: str, env: str, items: tuple[int, ...]) -> list[str]:
+    async def collect() -> list[str]:
+        async with EnvClient(url, env) as client:
+            session = await client.open()
+            texts = [(await session.reset(index)).observation for index in items]
+            await session.close()
+            return texts
+
+    return asyncio.run(collect())
+
+
+@pytest.mark.parametrize("case", PARAMS)
+def test_same_item_same_text_across_server_processes(case: Case):
+    _skip_unless_runnable(case.env)
+    texts = []
+    for hash_seed in ("1", "2"):
+        with running_server(case.env, hash_seed=hash_seed) as url:
+            texts.append(_observations(url, case.env, case.same_text_items))
+    assert texts[0] == texts[1]
+    assert all(text.strip() for text in texts[0])
+
+
+@pytest.mark.java
+@pytest.mark.slow
+def test_sciworld_sessions_end_their_jvms_when_closed_or_reaped():
+    _skip_unless_runnable("sciworld")
+    with running_server_process("sciworld", "--idle-timeout", "3") as (url, process):
+        with httpx.Client(base_url=url, timeout=120) as http:
+            for cycle in range(6):
+                session = http.post("/create", json={}).json()["id"]
+                http.post("/reset", json={"id": session, "data_idx": cycle}).raise_for_status()
+                http.post("/step", json={"id": session, "action": "look around"})
+                http.post("/close", json={"id": session}).raise_for_status()
+            abandoned = [http.post("/create", json={}).json()["id"] for _ in range(2)]
+            assert child_commands(process.pid).count("java") == 2
+            deadline = time.monotonic() + 30
+            while http.get("/health").json()["sessions"] and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert http.get("/health").json()["sessions"] == 0, abandoned
+        deadline = time.monotonic() + 10
+        while "java" in child_commands(process.pid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert "java" not in child_commands(process.pid)
