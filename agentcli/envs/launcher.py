@@ -1,0 +1,77 @@
+"""Start an environment server for a command that was given no ``--env-server``."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+from agentcli.errors import EnvServerError
+
+READY_TIMEOUT_S = 180.0  # sciworld's first JVM and alfworld's planner take a while on 2 cores
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _wait_ready(url: str, process: subprocess.Popen, log: Path | None, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            where = f"; its log: {log}" if log else ""
+            raise EnvServerError(
+                f"the environment server exited with code {process.returncode}{where}"
+            )
+        try:
+            if httpx.get(f"{url}/health", timeout=1.0).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.1)
+    raise EnvServerError(f"the environment server at {url} was not ready after {timeout_s:.0f} s")
+
+
+@contextmanager
+def server_process(
+    env: str,
+    *args: str,
+    port: int | None = None,
+    log: Path | None = None,
+    environ: dict[str, str] | None = None,
+    ready_timeout_s: float = READY_TIMEOUT_S,
+) -> Iterator[tuple[str, subprocess.Popen]]:
+    """`agentgym env serve ENV` in a child process on a free loopback port.
+
+    Yields the base URL and the process; stops the server (SIGINT, then kill) on exit.
+    """
+    port = port or free_port()
+    command = [sys.executable, "-m", "agentcli.cli.main", "env", "serve", env, "--port", str(port)]
+    with open(log or os.devnull, "w") as out:
+        process = subprocess.Popen(
+            [*command, *args],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, **(environ or {})},
+        )
+        url = f"http://127.0.0.1:{port}"
+        try:
+            _wait_ready(url, process, log, ready_timeout_s)
+            yield url, process
+        finally:
+            process.send_signal(signal.SIGINT)
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
