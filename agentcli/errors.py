@@ -32,3 +32,16 @@ class EnvServerError(AgentGymError):
 
 class TaskNotFoundError(UsageError):
     """An item index or id outside what the environment offers."""
+
+
+class ModelEndpointError(AgentGymError):
+    """An OpenAI-compatible model endpoint refuses us or keeps failing."""
+
+
+class UnreachableError(AgentGymError):
+    """An env server or model endpoint cannot be reached at all: no episode can run, so a
+    rollout stops instead of recording one failed episode per item."""
+
+
+class ModelUnavailableError(AgentGymError):
+    """A model cannot be built or loaded here (a missing package, file or directory)."""

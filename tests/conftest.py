@@ -18,3 +18,11 @@ def isolated_environment(tmp_path_factory: pytest.TempPathFactory, monkeypatch: 
         monkeypatch.delenv(name, raising=False)
     for name in [n for n in __import__("os").environ if n.startswith("AGENTGYM_")]:
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory):
+    """A tiny random Llama with its tokenizer, built once per test session (seconds)."""
+    from agentcli.models import build_tiny_model
+
+    return build_tiny_model(tmp_path_factory.mktemp("tiny-model"))

@@ -38,3 +38,56 @@ Overrides = Annotated[
 PrintConfig = Annotated[
     bool, typer.Option("--print-config", help="Print the resolved config as YAML and exit.")
 ]
+Split = Annotated[
+    str | None, typer.Option(help="Split to run [default: per command]", show_default=False)
+]
+Limit = Annotated[int | None, typer.Option(help="Run only the first N items.", show_default=False)]
+Data = Annotated[
+    Path | None,
+    typer.Option(
+        help="AgentGym JSON file whose item ids to run (e.g. an eval set).", show_default=False
+    ),
+]
+EnvServer = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--env-server",
+        help="Env server URL; repeat for several (round-robin). Default: start a built-in one.",
+        show_default=False,
+    ),
+]
+Concurrency = Annotated[
+    int | None, typer.Option(help="Episodes in flight at once [default: 8]", show_default=False)
+]
+MaxRounds = Annotated[
+    int | None, typer.Option(help="Turns per episode [default: the env's]", show_default=False)
+]
+Out = Annotated[
+    Path | None, typer.Option(help="Output: a .jsonl file or a directory.", show_default=False)
+]
+Model = Annotated[
+    Path | None, typer.Option(help="Local model directory (HF format).", show_default=False)
+]
+PolicyKind = Annotated[
+    str | None,
+    typer.Option(
+        "--policy", help="local | openai | oracle [default: local with --model]", show_default=False
+    ),
+]
+BaseUrl = Annotated[
+    str | None,
+    typer.Option(
+        help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1", show_default=False
+    ),
+]
+ModelName = Annotated[
+    str | None, typer.Option(help="Model name at the endpoint.", show_default=False)
+]
+Seed = Annotated[int | None, typer.Option(help="Sampling seed [default: 0]", show_default=False)]
+Temperature = Annotated[
+    float | None, typer.Option(help="0 = greedy [default: 0]", show_default=False)
+]
+OutDir = Annotated[
+    Path,
+    typer.Option("--out", "-o", help="Directory to write the model to.", file_okay=False),
+]

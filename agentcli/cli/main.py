@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from agentcli import __version__
-from agentcli.cli import _errors, env
+from agentcli.cli import _errors, collect, data, env, evaluate, model, rollout
 from agentcli.cli._output import setup_logging, stderr, stdout
 
 app = typer.Typer(
@@ -20,6 +20,11 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 app.add_typer(env.app, name="env")
+app.add_typer(model.app, name="model")
+app.add_typer(data.app, name="data")
+app.command()(collect.collect)
+app.command()(rollout.rollout)
+app.command("eval")(evaluate.evaluate)
 
 
 def _show_version(value: bool) -> None:

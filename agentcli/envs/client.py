@@ -19,7 +19,7 @@ import httpx
 
 from agentcli.envs.base import Transition
 from agentcli.envs.protocol import WIRE_FORMATS, WireFormat, transition_from_payload
-from agentcli.errors import EnvServerError
+from agentcli.errors import EnvServerError, UnreachableError
 
 log = logging.getLogger("agentgym.client")
 BOOT_HEADER = "x-agentgym-boot"
@@ -74,7 +74,7 @@ class EnvClient:
                 response = await self._http.request(method, path, **kwargs)
             except _RETRYABLE as exc:
                 if attempt == self.retries:
-                    raise EnvServerError(
+                    raise UnreachableError(
                         f"cannot reach the {self.env} server at {self.base_url} "
                         f"({type(exc).__name__}); start one with `agentgym env serve {self.env}` "
                         "or check --env-server"

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import ctypes
+import logging
 import os
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -14,8 +17,12 @@ from pathlib import Path
 
 import httpx
 
-from agentcli.errors import EnvServerError
+from agentcli.envs.base import EnvSpec
+from agentcli.errors import EnvServerError, EnvUnavailableError, UsageError
 
+log = logging.getLogger("agentgym.launcher")
+
+PR_SET_PDEATHSIG = 1
 READY_TIMEOUT_S = 180.0  # sciworld's first JVM and alfworld's planner take a while on 2 cores
 
 
@@ -23,6 +30,13 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def _die_with_parent() -> None:
+    """In the child: ask Linux to SIGTERM us when the parent dies, even by kill -9, so no
+    server (and none of its JVMs) outlives the command that started it."""
+    if sys.platform == "linux":
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def _wait_ready(url: str, process: subprocess.Popen, log: Path | None, timeout_s: float) -> None:
@@ -63,6 +77,7 @@ def server_process(
             stdout=out,
             stderr=subprocess.STDOUT,
             env={**os.environ, **(environ or {})},
+            preexec_fn=_die_with_parent,
         )
         url = f"http://127.0.0.1:{port}"
         try:
@@ -75,3 +90,20 @@ def server_process(
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+
+@contextmanager
+def env_servers(spec: EnvSpec, urls: list[str]) -> Iterator[list[str]]:
+    """The given server URLs, or a built-in server started for the duration."""
+    if urls:
+        yield urls
+        return
+    if spec.load is None:
+        raise UsageError(f"{spec.name} has no built-in server: run one and pass --env-server URL")
+    reason = spec.missing()
+    if reason:
+        raise EnvUnavailableError(f"{spec.name} cannot run here: {reason}")
+    log_file = Path(tempfile.gettempdir()) / f"agentgym-{spec.name}-server-{os.getpid()}.log"
+    log.info("starting a %s server, log in %s (--env-server URL uses yours)", spec.name, log_file)
+    with server_process(spec.name, log=log_file) as (url, _):
+        yield [url]

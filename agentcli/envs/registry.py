@@ -9,9 +9,8 @@ from agentcli.envs import alfworld, sciworld, textcraft, webshop
 from agentcli.envs.base import EnvSpec
 from agentcli.errors import AgentGymError, UsageError
 
-SPECS: dict[str, EnvSpec] = {
-    spec.name: spec for spec in (textcraft.SPEC, sciworld.SPEC, alfworld.SPEC, webshop.SPEC)
-}
+BUILT_IN = (textcraft.SPEC, sciworld.SPEC, alfworld.SPEC, webshop.SPEC)
+SPECS: dict[str, EnvSpec] = {spec.name: spec for spec in BUILT_IN}
 
 
 def get_spec(name: str) -> EnvSpec:

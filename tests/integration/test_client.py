@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from agentcli.envs.client import EnvClient
-from agentcli.errors import EnvServerError
+from agentcli.errors import EnvServerError, UnreachableError
 from tests.integration.agentgym_style_server import agentgym_style_server
 from tests.servers import free_port, running_server
 
@@ -61,6 +61,6 @@ def test_unreachable_server_is_one_clear_error():
         async with EnvClient(f"http://127.0.0.1:{free_port()}", "textcraft", retries=1) as client:
             await client.open()
 
-    with pytest.raises(EnvServerError, match="cannot reach the textcraft server") as error:
+    with pytest.raises(UnreachableError, match="cannot reach the textcraft server") as error:
         asyncio.run(scenario())
     assert "\n" not in str(error.value)

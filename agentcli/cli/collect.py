@@ -1,0 +1,42 @@
+"""``agentgym collect``: expert demonstrations (a rollout of the env's oracle)."""
+
+from __future__ import annotations
+
+from agentcli.cli import _options
+from agentcli.cli._output import stdout
+from agentcli.cli._rollout import print_rollout_summary, rollout_config, run_with_progress
+
+
+def collect(
+    env: _options.Env,
+    out: _options.Out = None,
+    split: _options.Split = None,
+    limit: _options.Limit = None,
+    data: _options.Data = None,
+    env_server: _options.EnvServer = None,
+    concurrency: _options.Concurrency = None,
+    max_rounds: _options.MaxRounds = None,
+    config: _options.ConfigFile = None,
+    print_config: _options.PrintConfig = False,
+    overrides: _options.Overrides = None,
+) -> None:
+    """Expert demonstrations: the env's oracle plays each item (resumable).
+
+    Example: agentgym collect --env textcraft --split train --limit 500 --out runs/demo/demos.jsonl
+    """
+    from agentcli.config import config_as_yaml
+
+    resolved = rollout_config(
+        config_file=config,
+        overrides=overrides,
+        options={
+            "env": env, "split": split or "train", "limit": limit, "data": data,
+            "env_server": env_server, "concurrency": concurrency, "max_rounds": max_rounds,
+            "out": out,
+        },
+        policy={"kind": "oracle"},
+    )  # fmt: skip
+    if print_config:
+        stdout.print(config_as_yaml(resolved), end="", markup=False)
+        return
+    print_rollout_summary(resolved, run_with_progress(resolved))

