@@ -151,14 +151,14 @@ def build_tiny_model(
         eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id
     )
     out.mkdir(parents=True, exist_ok=True)
-    with _no_progress_bars():
+    with no_progress_bars():
         model.save_pretrained(out)
     tokenizer.save_pretrained(out)
     return out
 
 
 @contextmanager
-def _no_progress_bars() -> Iterator[None]:
+def no_progress_bars() -> Iterator[None]:
     """transformers' per-file bars would tear through the CLI's spinner; silence them here."""
     from transformers.utils import logging as transformers_logging
 
@@ -201,7 +201,7 @@ def export_smollm2(out: Path) -> Path:
             )
     from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaForCausalLM
 
-    with _no_progress_bars():
+    with no_progress_bars():
         tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
         loaded = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
         # save_pretrained refuses a model that remembers it was quantised: rebuild it as a

@@ -1,12 +1,21 @@
 #!/usr/bin/env bash
-# `make demo`: the built-in default end to end, on this machine, with no API key.
-# Lists the environments, serves textcraft over HTTP and drives it with `agentgym env check`.
+# `make demo`: what agentgym does today on the built-in default (textcraft), offline, on CPU.
+# Serves textcraft and checks it over HTTP, collects expert demos, builds a tiny model and
+# evaluates it. Outputs land in runs/demo/.
 set -euo pipefail
 PORT="${1:-36008}"
 AGENTGYM=.venv/bin/agentgym
+RUN=runs/demo
 
 $AGENTGYM env list
 $AGENTGYM env serve textcraft --port "$PORT" &
 SERVER=$!
 trap 'kill $SERVER 2>/dev/null; wait $SERVER 2>/dev/null || true' EXIT
 $AGENTGYM env check "http://127.0.0.1:$PORT" --env textcraft --item 12 --steps 10 --timeout 60
+
+$AGENTGYM collect --env textcraft --env-server "http://127.0.0.1:$PORT" --split train --limit 100 \
+  --concurrency 16 --out "$RUN/demos.jsonl"
+$AGENTGYM model tiny --out "$RUN/models/tiny"
+# An untrained model: near-zero success is the point of comparison for training later.
+$AGENTGYM eval --env textcraft --env-server "http://127.0.0.1:$PORT" --model "$RUN/models/tiny" \
+  --split test --limit 20 --concurrency 20 --max-rounds 5 --out "$RUN/eval-untrained"

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from agentcli.errors import ModelUnavailableError, UsageError
+from agentcli.models import no_progress_bars
 from agentcli.policy.base import Message, Reply
 
 if TYPE_CHECKING:
@@ -269,9 +270,10 @@ def _load(model_path: Path, device: Device) -> tuple[Any, Any]:
         raise UsageError("device 'cuda' asked for, but torch sees no GPU; use device 'cpu'")
     # bf16 on a GPU for speed; fp32 on CPU, where bf16 matmuls are slow.
     dtype = torch.bfloat16 if device == "cuda" else torch.float32
-    tokenizer = AutoTokenizer.from_pretrained(model_path)
+    with no_progress_bars():
+        tokenizer = AutoTokenizer.from_pretrained(model_path)
+        model = AutoModelForCausalLM.from_pretrained(model_path, dtype=dtype).to(device)
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
-    model = AutoModelForCausalLM.from_pretrained(model_path, dtype=dtype).to(device)
     model.eval()
     return tokenizer, model
