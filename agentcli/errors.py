@@ -38,9 +38,17 @@ class ModelEndpointError(AgentGymError):
     """An OpenAI-compatible model endpoint refuses us or keeps failing."""
 
 
-class UnreachableError(AgentGymError):
-    """An env server or model endpoint cannot be reached at all: no episode can run, so a
-    rollout stops instead of recording one failed episode per item."""
+class FatalRunError(AgentGymError):
+    """No episode can run (nothing answers, or the key is refused): a rollout stops with this
+    one error instead of recording the same failure for every item."""
+
+
+class UnreachableError(FatalRunError):
+    """An env server or model endpoint cannot be reached at all."""
+
+
+class ModelAuthError(FatalRunError):
+    """A model endpoint refuses our API key."""
 
 
 class ModelUnavailableError(AgentGymError):

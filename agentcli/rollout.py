@@ -27,7 +27,7 @@ from agentcli.envs.base import EnvSpec, Transition
 from agentcli.envs.client import EnvClient
 from agentcli.envs.launcher import env_servers
 from agentcli.envs.registry import get_spec
-from agentcli.errors import AgentGymError, UnreachableError, UsageError
+from agentcli.errors import AgentGymError, FatalRunError, UsageError
 from agentcli.policy import PolicyConfig, build_policy
 from agentcli.policy.base import Message, Policy
 
@@ -142,8 +142,8 @@ async def run_episode(
                 {"role": "assistant", "content": reply.text},
                 {"role": "user", "content": observation},
             ]
-    except UnreachableError:
-        raise  # nothing can run: stop the rollout with this one error
+    except FatalRunError:
+        raise  # no episode can run: stop the rollout with this one error
     except (AgentGymError, OSError) as exc:
         end_reason, error = END_ERROR, str(exc)
         log.warning("%s: %s", item_id(spec.name, index), exc)
