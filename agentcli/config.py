@@ -297,7 +297,7 @@ def _suggest(model: type[BaseModel], at: KeyPath) -> str:
     close = difflib.get_close_matches(str(at[-1]), valid, n=1)
     hint = f"did you mean {prefix}{close[0]}?" if close else "remove it or fix its name"
     if len(valid) <= 12:
-        hint += f" Valid keys{f' under {prefix[:-1]}' if prefix else ''}: {', '.join(valid)}"
+        hint += f"; valid keys{f' under {prefix[:-1]}' if prefix else ''}: {', '.join(valid)}"
     return hint
 
 

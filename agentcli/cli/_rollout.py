@@ -9,21 +9,34 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from agentcli.cli._output import stderr, stdout
 
+POLICY_OPTIONS = ("model", "base_url", "model_name", "seed", "temperature")
+
 
 def rollout_config(
-    *,
-    config_file: Path | None,
-    overrides: list[str] | None,
-    options: dict[str, Any],
-    policy: dict[str, Any],
+    config_file: Path | None, overrides: list[str] | None, *, policy: str | None, **options: Any
 ) -> Any:
+    """The RolloutConfig from a command's options; policy options go under ``policy.``.
+
+    Without --policy, --base-url means an endpoint and --model a local model.
+    """
     from agentcli.config import resolve_config
     from agentcli.rollout import RolloutConfig
 
-    cli = {**options, **{f"policy.{key}": value for key, value in policy.items()}}
+    cli = {key: value for key, value in options.items() if key not in POLICY_OPTIONS}
+    cli |= {f"policy.{key}": options.get(key) for key in POLICY_OPTIONS}
+    cli["policy.kind"] = policy or (
+        "openai" if options.get("base_url") else "local" if options.get("model") else None
+    )
     return resolve_config(
         RolloutConfig, config_file=config_file, cli=cli, overrides=overrides or ()
     )
+
+
+def show_config(config: Any) -> None:
+    """``--print-config``: the resolved config as YAML, secrets hidden."""
+    from agentcli.config import config_as_yaml
+
+    stdout.print(config_as_yaml(config), end="", markup=False)
 
 
 def run_with_progress(config: Any, run: Any = None) -> Any:

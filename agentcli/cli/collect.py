@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from agentcli.cli import _options
-from agentcli.cli._output import stdout
-from agentcli.cli._rollout import print_rollout_summary, rollout_config, run_with_progress
+from agentcli.cli._rollout import (
+    print_rollout_summary,
+    rollout_config,
+    run_with_progress,
+    show_config,
+)
 
 
 def collect(
@@ -24,19 +28,12 @@ def collect(
 
     Example: agentgym collect --env textcraft --split train --limit 500 --out runs/demo/demos.jsonl
     """
-    from agentcli.config import config_as_yaml
-
     resolved = rollout_config(
-        config_file=config,
-        overrides=overrides,
-        options={
-            "env": env, "split": split or "train", "limit": limit, "data": data,
-            "env_server": env_server, "concurrency": concurrency, "max_rounds": max_rounds,
-            "out": out,
-        },
-        policy={"kind": "oracle"},
+        config, overrides, policy="oracle", env=env, split=split or "train", limit=limit,
+        data=data, env_server=env_server, concurrency=concurrency, max_rounds=max_rounds,
+        out=out,
     )  # fmt: skip
     if print_config:
-        stdout.print(config_as_yaml(resolved), end="", markup=False)
+        show_config(resolved)
         return
     print_rollout_summary(resolved, run_with_progress(resolved))

@@ -8,7 +8,7 @@ from rich.table import Table
 
 from agentcli.cli import _options
 from agentcli.cli._output import stdout
-from agentcli.cli._rollout import rollout_config, run_with_progress
+from agentcli.cli._rollout import rollout_config, run_with_progress, show_config
 
 
 def evaluate(
@@ -34,24 +34,14 @@ def evaluate(
 
     Example: agentgym eval --env textcraft --model runs/x/iter0/model --split test --out runs/x/eval
     """
-    from agentcli.config import config_as_yaml
-
-    kind = policy or ("openai" if base_url else "local" if model else None)
     resolved = rollout_config(
-        config_file=config,
-        overrides=overrides,
-        options={
-            "env": env, "split": split, "limit": limit, "data": data, "env_server": env_server,
-            "concurrency": concurrency, "max_rounds": max_rounds,
-            "out": out or Path("runs") / "eval" / env,
-        },
-        policy={
-            "kind": kind, "model": model, "base_url": base_url, "model_name": model_name,
-            "seed": seed, "temperature": temperature,
-        },
+        config, overrides, policy=policy, model=model, base_url=base_url, model_name=model_name,
+        seed=seed, temperature=temperature, env=env, split=split, limit=limit, data=data,
+        env_server=env_server, concurrency=concurrency, max_rounds=max_rounds,
+        out=out or Path("runs") / "eval" / env,
     )  # fmt: skip
     if print_config:
-        stdout.print(config_as_yaml(resolved), end="", markup=False)
+        show_config(resolved)
         return
     from agentcli.evaluate import evaluate as run_eval
 

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from agentcli.cli import _options
-from agentcli.cli._output import stdout
-from agentcli.cli._rollout import print_rollout_summary, rollout_config, run_with_progress
+from agentcli.cli._rollout import (
+    print_rollout_summary,
+    rollout_config,
+    run_with_progress,
+    show_config,
+)
 
 
 def rollout(
@@ -30,22 +34,13 @@ def rollout(
 
     Example: agentgym rollout --env textcraft --model models/tiny --split train --out runs/x/rollout
     """
-    from agentcli.config import config_as_yaml
-
-    kind = policy or ("openai" if base_url else "local" if model else None)
     resolved = rollout_config(
-        config_file=config,
-        overrides=overrides,
-        options={
-            "env": env, "split": split, "limit": limit, "data": data, "env_server": env_server,
-            "concurrency": concurrency, "max_rounds": max_rounds, "out": out,
-        },
-        policy={
-            "kind": kind, "model": model, "base_url": base_url, "model_name": model_name,
-            "seed": seed, "temperature": temperature,
-        },
+        config, overrides, policy=policy, model=model, base_url=base_url, model_name=model_name,
+        seed=seed, temperature=temperature, env=env, split=split, limit=limit, data=data,
+        env_server=env_server, concurrency=concurrency, max_rounds=max_rounds,
+        out=out,
     )  # fmt: skip
     if print_config:
-        stdout.print(config_as_yaml(resolved), end="", markup=False)
+        show_config(resolved)
         return
     print_rollout_summary(resolved, run_with_progress(resolved))

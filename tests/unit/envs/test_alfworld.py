@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -16,6 +14,7 @@ from agentcli.envs import alfworld
 from agentcli.envs.alfworld import BUILTIN_FIRST_INDEX, SPEC, AlfworldSession, GameCatalog
 from agentcli.envs.protocol import WIRE_FORMATS
 from agentcli.errors import EnvUnavailableError, TaskNotFoundError, UsageError
+from tests.processes import outputs_under_hash_seeds
 
 pytestmark = [
     pytest.mark.alfworld,
@@ -234,15 +233,6 @@ print(json.dumps(out))
 
 
 def test_games_are_identical_across_processes_and_hash_seeds():
-    dumps = [
-        subprocess.run(
-            [sys.executable, "-c", _DUMP],
-            capture_output=True,
-            text=True,
-            check=True,
-            env={"PYTHONHASHSEED": seed, "PATH": ""},
-        ).stdout
-        for seed in ("1", "4242")
-    ]
+    dumps = outputs_under_hash_seeds(_DUMP)
     assert dumps[0] == dumps[1]
     assert len(json.loads(dumps[0])) > 10

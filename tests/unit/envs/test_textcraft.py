@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections import Counter
 
 import pytest
 
 from agentcli.envs.textcraft import SPEC, CraftingPlanner
+from tests.processes import outputs_under_hash_seeds
 
 
 @pytest.fixture(scope="module")
@@ -84,15 +83,6 @@ print(json.dumps([env.task(i).observation for i in range(0, 544, 17)] + [env.goa
 
 
 def test_tasks_are_identical_across_processes_and_hash_seeds():
-    dumps = [
-        subprocess.run(
-            [sys.executable, "-c", _DUMP],
-            capture_output=True,
-            text=True,
-            check=True,
-            env={"PYTHONHASHSEED": seed, "PATH": ""},
-        ).stdout
-        for seed in ("1", "4242")
-    ]
+    dumps = outputs_under_hash_seeds(_DUMP)
     assert dumps[0] == dumps[1]
     assert len(json.loads(dumps[0])) > 10
