@@ -5,11 +5,11 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
-from agentcli.envs import alfworld, sciworld, textcraft, webshop
+from agentcli.envs import alfworld, babyai, sciworld, textcraft, webshop
 from agentcli.envs.base import EnvSpec
 from agentcli.errors import AgentGymError, UsageError
 
-BUILT_IN = (textcraft.SPEC, sciworld.SPEC, alfworld.SPEC, webshop.SPEC)
+BUILT_IN = (textcraft.SPEC, sciworld.SPEC, babyai.SPEC, alfworld.SPEC, webshop.SPEC)
 SPECS: dict[str, EnvSpec] = {spec.name: spec for spec in BUILT_IN}
 
 

@@ -25,11 +25,13 @@ class Case:
 
 
 ALFWORLD_SHIPPED_GAMES = (10000, 10001, 10002)  # served without ALFWorld's data directory
+# Seed 0 of the 20 BabyAI levels whose expert finishes within AgentGym's 20 rounds.
+BABYAI_ITEMS = (0, 1, 2, 3, 4, 7, 8, 9, 10, 11, 12, 13, 14, 18, 19, 20, 21, 22, 24, 25)
 # Five task types whose gold paths fit sciworld's 30 rounds.
 SCIWORLD_TASK_TYPES = (1396, 3236, 4168, 4240, 4629)
 CASES = [
     Case("textcraft", tuple(range(20)), tuple(range(20)), finite=False),
-    Case("babyai", tuple(range(20)), tuple(range(20)), finite=False),
+    Case("babyai", BABYAI_ITEMS, tuple(range(20)), finite=False),
     Case("alfworld", ALFWORLD_SHIPPED_GAMES, ALFWORLD_SHIPPED_GAMES, (pytest.mark.alfworld,)),
     Case("sciworld", SCIWORLD_TASK_TYPES, tuple(range(3)), (pytest.mark.java, pytest.mark.slow)),
 ]

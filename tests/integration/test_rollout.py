@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -17,6 +18,7 @@ from agentcli.errors import UnreachableError
 from agentcli.evaluate import compute_metrics
 from agentcli.policy import PolicyConfig
 from agentcli.rollout import RolloutConfig, execute
+from tests.integration.test_env_servers import BABYAI_ITEMS, SCIWORLD_TASK_TYPES
 from tests.servers import free_port
 
 TEXTCRAFT_TRAIN_ITEMS = 435
@@ -30,23 +32,24 @@ def _oracle(env: str, out: Path, **options) -> RolloutConfig:
     ("env", "options"),
     [
         pytest.param("textcraft", {"split": "train", "limit": 50}, id="textcraft-50"),
+        pytest.param("babyai", {"items": BABYAI_ITEMS}, id="babyai-20"),
         pytest.param(
             "sciworld",
-            {"data": "sciworld_tasks.json", "concurrency": 5},
+            {"items": SCIWORLD_TASK_TYPES, "concurrency": 5},
             id="sciworld-5",
             marks=(pytest.mark.java, pytest.mark.slow),
         ),
     ],
 )
 def test_oracle_succeeds_on_at_least_95_percent(env, options, tmp_path):
-    if options.get("data"):  # five task types whose gold paths fit 30 rounds
-        items = (1396, 3236, 4168, 4240, 4629)
-        data = tmp_path / options["data"]
-        data.write_text(str([{"item_id": f"sciworld_{i}"} for i in items]).replace("'", '"'))
-        options = {**options, "data": data}
+    if "items" in options:  # run them as an AgentGym eval file would list them
+        items = options.pop("items")
+        data = tmp_path / "items.json"
+        data.write_text(json.dumps([{"item_id": f"{env}_{index}"} for index in items]))
+        options["data"] = data
     stats = execute(_oracle(env, tmp_path / "demos.jsonl", **options))
     episodes = read_records(tmp_path / "demos.jsonl", Episode)
-    assert stats.finished == len(episodes) == (options.get("limit") or 5)
+    assert stats.finished == len(episodes) == (options.get("limit") or len(items))
     assert stats.success_rate >= 0.95, [e.meta for e in episodes if not e.success]
     assert all(e.steps and e.steps[0].observation for e in episodes)
     assert (tmp_path / "demos.config.yaml").exists()
