@@ -199,7 +199,7 @@ class LocalModelPolicy:
             text = self.tokenizer.decode(completion, skip_special_tokens=True)
             replies.append(
                 Reply(
-                    _cut_after_action(text),
+                    cut_after_action(text),
                     prompt_tokens=len(prompt.token_ids),
                     completion_tokens=len(completion),
                 )
@@ -247,7 +247,7 @@ class _StopAfterAction:
         return torch.tensor(self.done, dtype=torch.bool, device=input_ids.device)
 
 
-def _cut_after_action(text: str) -> str:
+def cut_after_action(text: str) -> str:
     """The turn up to the end of its action line (a token may carry text past the newline)."""
     match = _ACTION_LINE.search(text)
     if match:

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from agentcli.errors import ModelUnavailableError
-from agentcli.policy.local import LocalModelPolicy, _cut_after_action, _StopAfterAction
+from agentcli.policy.local import LocalModelPolicy, _StopAfterAction, cut_after_action
 
 MAX_NEW_TOKENS = 16
 
@@ -156,7 +156,7 @@ def test_generation_stops_at_the_newline_that_ends_the_action(policy, generated,
     assert stop.lengths == [stopped_at + 1]
     text = policy.tokenizer.decode(token_ids[: stopped_at + 1])
     assert text.startswith(turn + "\n")
-    assert _cut_after_action(text) == turn
+    assert cut_after_action(text) == turn
 
 
 def test_the_end_of_turn_token_stops_a_row(policy):

@@ -1,0 +1,244 @@
+"""Episodes per second of the rollout engine against an AgentGym-style evaluation loop.
+
+Both sides run the same textcraft test items with the same tiny random Llama (built here,
+seed 0, on the CPU), greedy, against one `agentgym env serve textcraft` child process:
+
+- engine: `agentcli.rollout.run_rollout` with `LocalModelPolicy`, episodes in flight at once,
+  their pending turns answered by one batched `generate` call;
+- baseline: the loop of AgentGym's evaluator (`agentenv/controller/task.py`,
+  `_generate_experience_one`): one env session reset for each item in turn, one episode at a
+  time, every turn a batch-of-one `model.generate` on the whole conversation, re-encoded from
+  its first token (no batching, no reuse of an earlier turn's work); greedy, stopping at the
+  end-of-turn token or the token cap, as AgentGym's `GenerationConfig(do_sample=False)` does.
+
+Where the baseline differs from AgentGym, it is so that both sides send the model the same
+tokens and must produce the same actions: it renders the conversation with the model's chat
+template (AgentGym hard-codes Llama-2 `[INST]` text) and re-renders and re-tokenizes all of it
+every turn (AgentGym appends each new message's tokens, which costs the same model work); it
+caps replies at `--max-new-tokens` (AgentGym: 4096 tokens in all); and it reads replies as the
+engine does (the text up to the end of the action line, `agentcli.envs.actions.parse_action`).
+The tiny model rarely writes an action line or the end-of-turn token, so both sides generate
+about `--max-new-tokens` every turn: the printed token counts show that they did the same work.
+
+Model loading and the textcraft server's per-item task cache are warmed before either is
+timed. Both sides use one torch thread unless `--threads` says otherwise: on 2 cores shared
+with the env server and other work, a 2-thread team stalls on every one of batch-1 decoding's
+many small ops whenever a core is busy, which slows the baseline several-fold, varies from run
+to run with the machine's load, and would flatter the ratio. The defaults (6 rounds, 40 new
+tokens a turn) keep the whole run under a minute or two on 2 cores.
+
+    .venv/bin/python bench/rollout.py [--items 64] [--concurrency 32] [--threads 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig
+from transformers.utils import logging as transformers_logging
+
+from agentcli.data.records import Episode, parse_item_id
+from agentcli.envs.actions import parse_action
+from agentcli.envs.base import Transition
+from agentcli.envs.client import EnvClient, RemoteSession
+from agentcli.envs.launcher import server_process
+from agentcli.envs.textcraft import SPEC
+from agentcli.models import build_tiny_model
+from agentcli.policy.base import Message
+from agentcli.policy.local import LocalModelPolicy, cut_after_action
+from agentcli.rollout import FORMAT_HINT, agent_observation, opening_messages, run_rollout
+
+SAMPLE = 8  # the first items, whose action sequences are compared one by one in the output
+
+
+@dataclass
+class Run:
+    """One side's result: each item's actions, the work it took and the time it took."""
+
+    actions: dict[int, list[str]]
+    turns: int
+    new_tokens: int
+    seconds: float = 0.0
+
+    @property
+    def episodes_per_s(self) -> float:
+        return len(self.actions) / self.seconds
+
+
+def timed(work: Callable[[], Run]) -> Run:
+    start = time.perf_counter()
+    run = work()
+    run.seconds = time.perf_counter() - start
+    return run
+
+
+async def warmed_items(url: str, count: int) -> list[int]:
+    """The first test items, each reset once so that neither side pays for building its task."""
+    async with EnvClient(url, SPEC.name) as client:
+        items = (await client.split_indices("test"))[:count]
+        session = await client.open()
+        for index in items:
+            await session.reset(index)
+        await session.close()
+    return items
+
+
+def engine_run(
+    policy: LocalModelPolicy, url: str, items: list[int], args: argparse.Namespace
+) -> Run:
+    episodes: list[Episode] = []
+    with tempfile.TemporaryDirectory() as out:
+        asyncio.run(
+            run_rollout(
+                SPEC,
+                [url],
+                policy,
+                items,
+                Path(out) / "episodes.jsonl",
+                split="test",
+                concurrency=args.concurrency,
+                max_rounds=args.max_rounds,
+                on_episode=lambda episode, _: episodes.append(episode),
+            )
+        )
+    errors = [episode.meta["error"] for episode in episodes if "error" in episode.meta]
+    if errors:
+        raise SystemExit(f"the engine's episodes failed: {errors[0]}")
+    return Run(
+        actions={parse_item_id(e.item_id)[1]: [step.action for step in e.steps] for e in episodes},
+        turns=sum(episode.n_steps for episode in episodes),
+        new_tokens=sum(episode.meta["completion_tokens"] for episode in episodes),
+    )
+
+
+class AgentGymStyleAgent:
+    """A model called the way AgentGym's evaluator calls it: one whole conversation a turn."""
+
+    def __init__(self, model_dir: Path, max_new_tokens: int) -> None:
+        self.tokenizer = AutoTokenizer.from_pretrained(model_dir)
+        self.model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).eval()
+        self.config = GenerationConfig(
+            max_new_tokens=max_new_tokens,
+            do_sample=False,
+            eos_token_id=self.tokenizer.eos_token_id,
+            pad_token_id=self.tokenizer.pad_token_id,
+        )
+        self.new_tokens = 0
+
+    def reply(self, conversation: list[Message]) -> str:
+        text = self.tokenizer.apply_chat_template(
+            conversation, tokenize=False, add_generation_prompt=True
+        )
+        prompt = self.tokenizer(text, add_special_tokens=False, return_tensors="pt")
+        with torch.inference_mode():
+            output = self.model.generate(**prompt, generation_config=self.config)
+        completion = output[0, prompt["input_ids"].shape[1] :].tolist()
+        self.new_tokens += len(completion)
+        return cut_after_action(self.tokenizer.decode(completion, skip_special_tokens=True))
+
+
+async def baseline_episode(
+    agent: AgentGymStyleAgent, session: RemoteSession, index: int, max_rounds: int
+) -> list[str]:
+    last = await session.reset(index)
+    conversation = opening_messages(SPEC, agent_observation(SPEC, last, first=True))
+    actions = []
+    for _ in range(max_rounds):
+        text = agent.reply(conversation)
+        parsed = parse_action(text)
+        if parsed.error:
+            last = Transition(observation=f"Invalid reply: {parsed.error}. {FORMAT_HINT}")
+        else:
+            last = await session.step(parsed.action)
+        actions.append(parsed.action)
+        if last.done:
+            break
+        conversation += [
+            {"role": "assistant", "content": text},
+            {"role": "user", "content": agent_observation(SPEC, last, first=False)},
+        ]
+    return actions
+
+
+def baseline_run(agent: AgentGymStyleAgent, url: str, items: list[int], max_rounds: int) -> Run:
+    async def run() -> dict[int, list[str]]:
+        async with EnvClient(url, SPEC.name) as client:
+            session = await client.open()  # AgentGym keeps one env and resets it per item
+            actions = {
+                index: await baseline_episode(agent, session, index, max_rounds) for index in items
+            }
+            await session.close()
+        return actions
+
+    agent.new_tokens = 0
+    actions = asyncio.run(run())
+    turns = sum(len(sequence) for sequence in actions.values())
+    return Run(actions, turns=turns, new_tokens=agent.new_tokens)
+
+
+def describe(name: str, run: Run) -> str:
+    return (
+        f"{name}: {run.episodes_per_s:.2f} episodes/s ({len(run.actions)} episodes, "
+        f"{run.turns} turns, {run.new_tokens:,} tokens generated, {run.seconds:.1f} s)"
+    )
+
+
+def load_average() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--items", type=int, default=64)
+    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--max-rounds", type=int, default=6)
+    parser.add_argument("--max-new-tokens", type=int, default=40)
+    parser.add_argument("--threads", type=int, default=1, help="torch threads for both sides")
+    args = parser.parse_args()
+    transformers_logging.disable_progress_bar()  # the bars of weight loading, on stderr
+    torch.set_num_threads(args.threads)
+
+    print(f"load average before: {load_average()} ({os.cpu_count()} cores)")
+    with tempfile.TemporaryDirectory() as tmp, server_process(SPEC.name) as (url, _):
+        model_dir = build_tiny_model(Path(tmp) / "tiny", seed=0)
+        items = asyncio.run(warmed_items(url, args.items))
+        print(
+            f"{len(items)} textcraft test items, {args.max_rounds} rounds at most, "
+            f"{args.max_new_tokens} new tokens a turn at most, greedy, CPU, "
+            f"{args.threads} torch thread(s)"
+        )
+        agent = AgentGymStyleAgent(model_dir, args.max_new_tokens)
+        agent.reply(opening_messages(SPEC, "warm-up"))
+        baseline = timed(lambda: baseline_run(agent, url, items, args.max_rounds))
+        print(describe("baseline: AgentGym-style, one episode at a time, batch 1", baseline))
+        policy = LocalModelPolicy(
+            model_dir, max_new_tokens=args.max_new_tokens, batch_size=args.concurrency, device="cpu"
+        )
+        policy.generate([opening_messages(SPEC, "warm-up")])
+        engine = timed(lambda: engine_run(policy, url, items, args))
+        print(describe(f"engine: run_rollout, concurrency {args.concurrency}", engine))
+    print(f"speed-up: {engine.episodes_per_s / baseline.episodes_per_s:.1f}x (goal: 5x or more)")
+
+    same = [index for index in items if engine.actions[index] == baseline.actions[index]]
+    sample = items[:SAMPLE]
+    print(
+        f"same greedy actions: {len(same)}/{len(items)} episodes, "
+        f"first {len(sample)}: {len(set(sample) & set(same))}/{len(sample)}"
+    )
+    for index in sample:
+        if index not in same:
+            print(f"  item {index}: engine   {engine.actions[index]}")
+            print(f"  item {index}: baseline {baseline.actions[index]}")
+    print(f"load average after: {load_average()}")
+
+
+if __name__ == "__main__":
+    main()
