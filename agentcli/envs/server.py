@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import socket
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -323,6 +324,18 @@ def create_app(
     return app
 
 
+def _check_port_free(host: str, port: int) -> None:
+    """Fail before loading the environment, with one line, rather than after (uvicorn's way)."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise UsageError(
+                f"cannot listen on {host}:{port} ({exc.strerror}); pick another with --port"
+            ) from None
+
+
 def serve(config: ServeConfig) -> None:
     """Run the server in the foreground until interrupted."""
     import uvicorn
@@ -331,10 +344,12 @@ def serve(config: ServeConfig) -> None:
     reason = spec.missing()
     if reason:
         raise EnvUnavailableError(f"{spec.name} cannot run here: {reason}")
+    port = config.port or spec.default_port
+    _check_port_free(config.host, port)
     uvicorn.run(
         create_app(spec, settings=config),
         host=config.host,
-        port=config.port or spec.default_port,
+        port=port,
         log_level=config.log_level,
         access_log=config.log_level == "debug",
     )

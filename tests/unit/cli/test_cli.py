@@ -106,3 +106,12 @@ def test_env_list_shows_every_builtin_environment():
     assert result.returncode == 0, result.stderr
     for name in ("textcraft", "webshop"):
         assert name in result.stdout
+
+
+def test_serving_on_a_busy_port_is_one_line_before_loading_anything():
+    with running_server("textcraft") as url:
+        port = url.rsplit(":", 1)[1]
+        result = agentgym("env", "serve", "textcraft", "--port", port)
+    assert result.returncode == 2
+    assert f"cannot listen on 127.0.0.1:{port}" in result.stderr
+    assert result.stderr.strip().count("\n") == 0
