@@ -5,6 +5,13 @@ requests (up to ``batch_size``, lingering a few ms for stragglers), renders them
 model's chat template, left-pads them into one batch and generates in a worker thread, so the
 event loop keeps stepping the other episodes meanwhile. Requests that arrive during a
 generation form the next batch.
+
+Each episode's attention (KV) cache is kept from one turn to the next, so a turn encodes only
+what is new since the last (the reply as the chat template renders it, and the observation):
+the policy sees whole conversations, so a prompt finds its episode's cache as the one whose
+prompt its token ids start with. A turn runs in two steps: each row's new tokens but the last
+go through the model on the row's own cache (batch 1: the rows' cached lengths differ), then
+the rows' caches, left-padded to one length, decode together in one ``generate`` call.
 """
 
 from __future__ import annotations
@@ -12,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import re
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -47,6 +55,15 @@ class _Prompt:
     token_ids: list[int]
 
 
+@dataclass
+class _CachedTurn:
+    """An episode's attention cache after its last turn: its prompt and the reply generated."""
+
+    token_ids: list[int]  # the tokens whose keys and values ``layers`` hold
+    prompt_length: int  # a later prompt that starts with these tokens continues the episode
+    layers: list[tuple[torch.Tensor, torch.Tensor]]  # (keys, values) of [1, heads, tokens, dim]
+
+
 class LocalModelPolicy:
     """Greedy (``temperature=0``) or seeded sampling from a model directory, batched."""
 
@@ -75,6 +92,12 @@ class LocalModelPolicy:
         self.tokenizer, self.model = _load(self.model_path, device)
         self.max_context_tokens = max_context_tokens or self.model.config.max_position_embeddings
         self.generate_calls = 0  # how many batches went through the model
+        self.prefill_tokens = 0  # prompt tokens encoded: those found in a kept cache are not
+        # The episodes' caches, least recently used first. The rollout does not say when an
+        # episode ends, so the oldest go once there are more than two batches' worth.
+        self._caches: OrderedDict[int, _CachedTurn] = OrderedDict()
+        self._cache_capacity = 2 * batch_size
+        self._next_cache_key = 0
         self._token_texts: dict[int, str] = {}
         self._model_lock = threading.Lock()
         self._queue: asyncio.Queue[_Request] | None = None
@@ -165,15 +188,28 @@ class LocalModelPolicy:
 
     def _generate(self, prompts: list[_Prompt]) -> list[Reply]:
         import torch
-        from transformers import GenerationConfig, StoppingCriteriaList
+        from transformers import DynamicCache, GenerationConfig, StoppingCriteriaList
 
-        batch = self.tokenizer.pad(
-            {"input_ids": [prompt.token_ids for prompt in prompts]},
-            padding=True,
-            padding_side="left",
-            return_tensors="pt",
-        ).to(self.model.device)
-        prompt_width = batch["input_ids"].shape[1]
+        # Every row enters generate with all its prompt tokens but the last in its cache,
+        # left-padded to the longest; generate encodes the last ones, then decodes.
+        with self._model_lock, torch.inference_mode():
+            row_layers = [self._prefill(prompt.token_ids) for prompt in prompts]
+        cached_width = max(len(prompt.token_ids) - 1 for prompt in prompts)
+        pads = [cached_width - (len(prompt.token_ids) - 1) for prompt in prompts]
+        cache = DynamicCache(ddp_cache_data=_left_padded(row_layers, pads))
+        device = self.model.device
+        input_ids = torch.tensor(
+            [
+                [self.tokenizer.pad_token_id] * pad + p.token_ids
+                for pad, p in zip(pads, prompts, strict=True)
+            ],
+            device=device,
+        )
+        attention_mask = torch.tensor(
+            [[0] * pad + [1] * len(p.token_ids) for pad, p in zip(pads, prompts, strict=True)],
+            device=device,
+        )
+        prompt_width = input_ids.shape[1]
         stop = _StopAfterAction(self, len(prompts))
         config = GenerationConfig(
             max_new_tokens=self.max_new_tokens,
@@ -190,8 +226,13 @@ class LocalModelPolicy:
                 torch.manual_seed(self.seed + self.generate_calls)
             self.generate_calls += 1
             output = self.model.generate(
-                **batch, generation_config=config, stopping_criteria=StoppingCriteriaList([stop])
+                input_ids=input_ids,
+                attention_mask=attention_mask,
+                cache=cache,
+                generation_config=config,
+                stopping_criteria=StoppingCriteriaList([stop]),
             )
+            self._keep(prompts, pads, output, cache)
         new_tokens = output[:, prompt_width:].tolist()
         replies = []
         for row, prompt in enumerate(prompts):
@@ -205,6 +246,64 @@ class LocalModelPolicy:
                 )
             )
         return replies
+
+    def _prefill(self, token_ids: list[int]) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """Keys and values of all of ``token_ids`` but the last, from its episode's cache
+        where one is kept, encoding only the tokens that it lacks."""
+        import torch
+        from transformers import DynamicCache
+
+        kept, reused = self._take_cache(token_ids)
+        if kept is None:
+            cache = DynamicCache(config=self.model.config)
+        else:
+            cache = DynamicCache(
+                ddp_cache_data=[
+                    (keys[:, :, :reused], values[:, :, :reused]) for keys, values in kept
+                ]
+            )
+        new = token_ids[reused:-1]
+        if new:
+            self.prefill_tokens += len(new)
+            self.model(input_ids=torch.tensor([new], device=self.model.device), cache=cache)
+        return [(layer.keys, layer.values) for layer in cache.layers]
+
+    def _take_cache(
+        self, token_ids: list[int]
+    ) -> tuple[list[tuple[torch.Tensor, torch.Tensor]] | None, int]:
+        """Removes and returns the cache of the episode that ``token_ids`` continues, with
+        how many of its leading tokens apply (a prompt's last token is always encoded anew).
+
+        The reply as generated and as the chat template re-renders it may differ, so only
+        the tokens the two have in common are reused.
+        """
+        for key, turn in reversed(self._caches.items()):
+            if token_ids[: turn.prompt_length] == turn.token_ids[: turn.prompt_length]:
+                del self._caches[key]
+                common = _common_prefix_length(turn.token_ids, token_ids)
+                return turn.layers, min(common, len(token_ids) - 1)
+        return None, 0
+
+    def _keep(
+        self, prompts: list[_Prompt], pads: list[int], output: torch.Tensor, cache: Any
+    ) -> None:
+        """Keeps each row's cache (its padding cut off) for its episode's next turn."""
+        width = cache.get_seq_length()  # the last token generated has no keys yet
+        for row, (prompt, pad) in enumerate(zip(prompts, pads, strict=True)):
+            layers = [
+                (
+                    layer.keys[row : row + 1, :, pad:width].clone(),
+                    layer.values[row : row + 1, :, pad:width].clone(),
+                )
+                for layer in cache.layers
+            ]
+            token_ids = output[row, pad:width].tolist()
+            self._caches[self._next_cache_key] = _CachedTurn(
+                token_ids, len(prompt.token_ids), layers
+            )
+            self._next_cache_key += 1
+        while len(self._caches) > self._cache_capacity:
+            self._caches.popitem(last=False)
 
     def _text_of_token(self, token_id: int) -> str:
         """One token's text, cached: the stopping rule reads every generated token."""
@@ -245,6 +344,37 @@ class _StopAfterAction:
             if token_id == eos or _ACTION_LINE.search(self.texts[row]):
                 self.done[row] = True
         return torch.tensor(self.done, dtype=torch.bool, device=input_ids.device)
+
+
+def _left_padded(
+    rows: list[list[tuple[torch.Tensor, torch.Tensor]]], pads: list[int]
+) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """The rows' caches as one batch, each row's keys and values shifted right by its pad
+    (zeros that the attention mask hides)."""
+    import torch
+    from torch.nn.functional import pad as zero_pad
+
+    return [
+        tuple(
+            torch.cat(
+                [
+                    zero_pad(row[layer][part], (0, 0, pad, 0))
+                    for row, pad in zip(rows, pads, strict=True)
+                ]
+            )
+            for part in (0, 1)
+        )
+        for layer in range(len(rows[0]))
+    ]
+
+
+def _common_prefix_length(first: list[int], second: list[int]) -> int:
+    length = 0
+    for a, b in zip(first, second, strict=False):  # up to the shorter
+        if a != b:
+            break
+        length += 1
+    return length
 
 
 def cut_after_action(text: str) -> str:

@@ -180,3 +180,23 @@ def test_importing_the_policy_imports_no_torch():
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     ).stdout
     assert json.loads(loaded) == []
+
+
+def test_a_later_turn_encodes_only_its_new_tokens_and_answers_as_without_the_cache(tiny_model):
+    first_turns = conversations(3)
+    policy = LocalModelPolicy(tiny_model, max_new_tokens=MAX_NEW_TOKENS, batch_size=4)
+    replies = policy.generate(first_turns)
+    encoded_first = policy.prefill_tokens
+    second_turns = [
+        turn + [{"role": "assistant", "content": reply.text}, {"role": "user", "content": "Ok."}]
+        for turn, reply in zip(first_turns, replies, strict=True)
+    ]
+    with_cache = policy.generate(second_turns)
+    encoded_second = policy.prefill_tokens - encoded_first
+    # Each cache kept covers its first prompt: only the reply and the observation are new.
+    assert encoded_second < sum(r.prompt_tokens for r in with_cache) - encoded_first
+    fresh = LocalModelPolicy(tiny_model, max_new_tokens=MAX_NEW_TOKENS, batch_size=4)
+    without_cache = fresh.generate(second_turns)
+    assert fresh.prefill_tokens == sum(r.prompt_tokens - 1 for r in without_cache)
+    assert [r.text for r in with_cache] == [r.text for r in without_cache]
+    assert [r.completion_tokens for r in with_cache] == [r.completion_tokens for r in without_cache]
