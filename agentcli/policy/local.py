@@ -188,7 +188,7 @@ class LocalModelPolicy:
 
     def _generate(self, prompts: list[_Prompt]) -> list[Reply]:
         import torch
-        from transformers import DynamicCache, GenerationConfig, StoppingCriteriaList
+        from transformers import GenerationConfig, StoppingCriteriaList
 
         # Every row enters generate with all its prompt tokens but the last in its cache,
         # left-padded to the longest; generate encodes the last ones, then decodes.
@@ -196,7 +196,7 @@ class LocalModelPolicy:
             row_layers = [self._prefill(prompt.token_ids) for prompt in prompts]
         cached_width = max(len(prompt.token_ids) - 1 for prompt in prompts)
         pads = [cached_width - (len(prompt.token_ids) - 1) for prompt in prompts]
-        cache = DynamicCache(ddp_cache_data=_left_padded(row_layers, pads))
+        cache = self._padded_cache(row_layers, pads, cached_width)
         device = self.model.device
         input_ids = torch.tensor(
             [
@@ -247,6 +247,35 @@ class LocalModelPolicy:
             )
         return replies
 
+    def _padded_cache(
+        self,
+        rows: list[list[tuple[torch.Tensor, torch.Tensor]]],
+        pads: list[int],
+        cached_width: int,
+    ) -> Any:
+        """The rows' caches as one batch, each row shifted right by its pad (zeros that the
+        attention mask hides), in a cache preallocated for the whole turn: a growing
+        ``DynamicCache`` would copy all of itself at every decoding step."""
+        from transformers import Cache, StaticLayer
+
+        # Room for the last prompt token and all new tokens but the last. Plain full-length
+        # layers, as the rows' caches are (``StaticCache`` would give sliding-window layers to
+        # a model that has them, keeping only the window, which ``_keep`` could not slice).
+        width = cached_width + self.max_new_tokens
+        cache = Cache(layers=[StaticLayer(max_cache_len=width) for _ in rows[0]])
+        for index, layer in enumerate(cache.layers):
+            first_keys, first_values = rows[0][index]
+            layer.lazy_initialization(
+                first_keys.new_empty((len(rows), *first_keys.shape[1:])),
+                first_values.new_empty((len(rows), *first_values.shape[1:])),
+            )
+            for row, (pad, row_layers) in enumerate(zip(pads, rows, strict=True)):
+                keys, values = row_layers[index]
+                layer.keys[row, :, pad:cached_width] = keys[0]
+                layer.values[row, :, pad:cached_width] = values[0]
+            layer.cumulative_length.fill_(cached_width)
+        return cache
+
     def _prefill(self, token_ids: list[int]) -> list[tuple[torch.Tensor, torch.Tensor]]:
         """Keys and values of all of ``token_ids`` but the last, from its episode's cache
         where one is kept, encoding only the tokens that it lacks."""
@@ -288,7 +317,7 @@ class LocalModelPolicy:
         self, prompts: list[_Prompt], pads: list[int], output: torch.Tensor, cache: Any
     ) -> None:
         """Keeps each row's cache (its padding cut off) for its episode's next turn."""
-        width = cache.get_seq_length()  # the last token generated has no keys yet
+        width = int(cache.get_seq_length())  # the last token generated has no keys yet
         for row, (prompt, pad) in enumerate(zip(prompts, pads, strict=True)):
             layers = [
                 (
@@ -344,28 +373,6 @@ class _StopAfterAction:
             if token_id == eos or _ACTION_LINE.search(self.texts[row]):
                 self.done[row] = True
         return torch.tensor(self.done, dtype=torch.bool, device=input_ids.device)
-
-
-def _left_padded(
-    rows: list[list[tuple[torch.Tensor, torch.Tensor]]], pads: list[int]
-) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    """The rows' caches as one batch, each row's keys and values shifted right by its pad
-    (zeros that the attention mask hides)."""
-    import torch
-    from torch.nn.functional import pad as zero_pad
-
-    return [
-        tuple(
-            torch.cat(
-                [
-                    zero_pad(row[layer][part], (0, 0, pad, 0))
-                    for row, pad in zip(rows, pads, strict=True)
-                ]
-            )
-            for part in (0, 1)
-        )
-        for layer in range(len(rows[0]))
-    ]
 
 
 def _common_prefix_length(first: list[int], second: list[int]) -> int:
