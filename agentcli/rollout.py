@@ -21,7 +21,14 @@ from pydantic import Field
 
 from agentcli.config import CommandConfig, dump_config
 from agentcli.data.jsonl import append_records, read_records
-from agentcli.data.records import ACKNOWLEDGEMENT, Episode, Step, item_id, parse_item_id
+from agentcli.data.records import (
+    ACKNOWLEDGEMENT,
+    EndReason,
+    Episode,
+    Step,
+    item_id,
+    parse_item_id,
+)
 from agentcli.envs.actions import parse_action
 from agentcli.envs.base import EnvSpec, Transition
 from agentcli.envs.client import EnvClient
@@ -103,7 +110,8 @@ async def run_episode(
     """One episode; a policy or env failure ends it with the error recorded, never raises."""
     started = time.perf_counter()
     steps: list[Step] = []
-    end_reason, error, last = END_MAX_ROUNDS, None, None
+    end_reason: EndReason = END_MAX_ROUNDS
+    error, last = None, None
     tokens = {"prompt_tokens": 0, "completion_tokens": 0}
     session = None
     try:

@@ -23,8 +23,6 @@ def describe(exc: BaseException) -> tuple[str, int] | None:
         return f"{exc.filename}: {exc.strerror.lower()}; check the path", EXIT_USAGE
     if isinstance(exc, PermissionError):
         return f"permission denied: {exc.filename}; choose a path you can write", EXIT_USAGE
-    if isinstance(exc, OSError) and exc.errno == errno.EADDRINUSE:
-        return "the port is already in use; pick another with --port", EXIT_USAGE
     if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
         return "no space left on the device; free some and rerun (finished work is kept)", 1
     return None

@@ -1,11 +1,10 @@
 """Async client for environment servers: ours, and AgentGym's for the same environment.
 
 Connection errors, and 503s that say when to retry (a full server), are retried with
-exponential backoff (bounded). A server that
-restarts loses its sessions: a session that notices (our server's boot id changed, or the
-server no longer knows its id) re-creates itself, resets to its item and replays the
-actions taken so far, which gives back the same state because environments are
-deterministic per item.
+exponential backoff (bounded). A server that restarts loses its sessions: a session that
+notices (our server's boot id changed, or the server no longer knows its id) re-creates
+itself, resets to its item and replays the actions taken so far, which gives back the same
+state because environments are deterministic per item.
 """
 
 from __future__ import annotations
@@ -130,17 +129,11 @@ class EnvClient:
                 )
             await asyncio.sleep(0.2)
 
-    async def health(self) -> dict[str, Any]:
-        return await self.request("GET", "/health")
-
     async def splits(self) -> dict[str, int]:
         return (await self.request("GET", "/tasks"))["splits"]
 
     async def split_indices(self, split: str) -> list[int]:
         return (await self.request("GET", "/tasks", params={"split": split}))["indices"]
-
-    async def privileged_state(self, index: int) -> str:
-        return (await self.request("GET", "/privileged", params={"data_idx": index}))["text"]
 
     async def open(self) -> RemoteSession:
         session = RemoteSession(self)
@@ -172,9 +165,6 @@ class RemoteSession:
 
     async def expert_action(self) -> str | None:
         return (await self._recovering(lambda: self._get("/expert")))["action"]
-
-    async def privileged_state(self) -> str:
-        return (await self._recovering(lambda: self._get("/privileged")))["text"]
 
     async def close(self) -> None:
         if self.id is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from agentcli.data.records import assistant_text
 from agentcli.envs.client import RemoteSession
 from agentcli.policy.base import Message, Reply
 
@@ -15,9 +16,8 @@ class OraclePolicy:
 
     async def act(self, conversation: list[Message], session: RemoteSession) -> Reply:
         action = await session.expert_action()
-        if action is None:
-            return Reply(text=f"Thought: {EXPERT_REASON}\nAction:")
-        return Reply(text=f"Thought: {EXPERT_REASON}\nAction: {action}")
+        # No expert action leaves the Action line empty: the engine records a format error.
+        return Reply(text=assistant_text(EXPERT_REASON, action or ""))
 
     async def aclose(self) -> None:
         return None
