@@ -1,0 +1,1 @@
+"""Privileged teachers: annotate demos, extract privileged state, correct student episodes."""
