@@ -9,9 +9,12 @@ generation form the next batch.
 Each episode's attention (KV) cache is kept from one turn to the next, so a turn encodes only
 what is new since the last (the reply as the chat template renders it, and the observation):
 the policy sees whole conversations, so a prompt finds its episode's cache as the one whose
-prompt its token ids start with. A turn runs in two steps: each row's new tokens but the last
-go through the model on the row's own cache (batch 1: the rows' cached lengths differ), then
-the rows' caches, left-padded to one length, decode together in one ``generate`` call.
+prompt its token ids start with. The rows of a batch are left-padded to one width and their
+caches placed at the same offsets, cut at the batch's *start*: the first position that some
+continuing row has not cached. ``generate`` then encodes every row from the start on in one
+batched forward (a row cached past the start recomputes a few tokens, which is cheaper than a
+forward of its own) and decodes. Only rows with no cache (an episode's first turn, in a batch
+of continuing ones) go through the model alone first, up to the start.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import re
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,9 +39,12 @@ if TYPE_CHECKING:
 
 Device = Literal["auto", "cpu", "cuda"]
 
-# Episodes come back from their env steps a few ms apart: a request arriving within this window
-# of the previous one joins its batch rather than waiting for the next generate call.
+# Episodes come back from their env steps a few ms apart (more on a loaded machine): a request
+# arriving within this window of the previous one joins its batch rather than waiting for the
+# next generate call. The window grows with the time a batch takes, so that lingering never
+# costs more than a small fraction of the generate call a late request would otherwise wait for.
 GATHER_WINDOW_S = 0.005
+GATHER_WINDOW_FRACTION = 0.05
 # A turn ends with its action line: "Action: <action>" and a newline (the action may start on
 # the next line; an empty "Action:" line does not end the turn).
 _ACTION_LINE = re.compile(r"Action:\s*\S[^\n]*\n")
@@ -99,7 +106,9 @@ class LocalModelPolicy:
         self._cache_capacity = 2 * batch_size
         self._next_cache_key = 0
         self._token_texts: dict[int, str] = {}
+        self._layer_count = self.model.config.num_hidden_layers
         self._model_lock = threading.Lock()
+        self._last_batch_s = 0.0  # how long the last generate call took
         self._queue: asyncio.Queue[_Request] | None = None
         self._batcher: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -152,9 +161,10 @@ class LocalModelPolicy:
         try:
             while True:
                 batch = [await queue.get()]
+                window = max(GATHER_WINDOW_S, GATHER_WINDOW_FRACTION * self._last_batch_s)
                 while len(batch) < self.batch_size:
                     if queue.empty():
-                        await asyncio.sleep(GATHER_WINDOW_S)
+                        await asyncio.sleep(window)
                         if queue.empty():
                             break
                     batch.append(queue.get_nowait())
@@ -168,6 +178,7 @@ class LocalModelPolicy:
         if not batch:
             return
         conversations = [request.conversation for request in batch]
+        started = time.perf_counter()
         try:
             replies = await asyncio.to_thread(self.generate, conversations)
         except Exception as exc:  # the episodes record the failure; the batcher goes on
@@ -175,6 +186,8 @@ class LocalModelPolicy:
                 if not request.future.done():
                     request.future.set_exception(exc)
             return
+        finally:
+            self._last_batch_s = time.perf_counter() - started
         for request, reply in zip(batch, replies, strict=True):
             if not request.future.done():
                 request.future.set_result(reply)
@@ -190,13 +203,17 @@ class LocalModelPolicy:
         import torch
         from transformers import GenerationConfig, StoppingCriteriaList
 
-        # Every row enters generate with all its prompt tokens but the last in its cache,
-        # left-padded to the longest; generate encodes the last ones, then decodes.
+        width = max(len(prompt.token_ids) for prompt in prompts)
+        pads = [width - len(prompt.token_ids) for prompt in prompts]
         with self._model_lock, torch.inference_mode():
-            row_layers = [self._prefill(prompt.token_ids) for prompt in prompts]
-        cached_width = max(len(prompt.token_ids) - 1 for prompt in prompts)
-        pads = [cached_width - (len(prompt.token_ids) - 1) for prompt in prompts]
-        cache = self._padded_cache(row_layers, pads, cached_width)
+            kept = [self._take_cache(prompt.token_ids) for prompt in prompts]
+            start = _batched_start(pads, [reused for _, reused in kept])
+            row_layers = [
+                self._prefill(prompt.token_ids, layers, reused, length=start - pad)
+                for prompt, (layers, reused), pad in zip(prompts, kept, pads, strict=True)
+            ]
+        cache = self._padded_cache(row_layers, pads, start, width + self.max_new_tokens)
+        self.prefill_tokens += sum(min(width - start, len(p.token_ids)) for p in prompts)
         device = self.model.device
         input_ids = torch.tensor(
             [
@@ -249,40 +266,56 @@ class LocalModelPolicy:
 
     def _padded_cache(
         self,
-        rows: list[list[tuple[torch.Tensor, torch.Tensor]]],
+        rows: list[list[tuple[torch.Tensor, torch.Tensor]] | None],
         pads: list[int],
-        cached_width: int,
+        start: int,
+        width: int,
     ) -> Any:
-        """The rows' caches as one batch, each row shifted right by its pad (zeros that the
-        attention mask hides), in a cache preallocated for the whole turn: a growing
-        ``DynamicCache`` would copy all of itself at every decoding step."""
+        """The rows' caches as one batch holding positions ``0..start``, each row shifted right
+        by its pad (zeros that the attention mask hides), in a cache preallocated to ``width``
+        for the whole turn: a growing ``DynamicCache`` would copy all of itself at every
+        decoding step."""
         from transformers import Cache, StaticLayer
 
-        # Room for the last prompt token and all new tokens but the last. Plain full-length
-        # layers, as the rows' caches are (``StaticCache`` would give sliding-window layers to
-        # a model that has them, keeping only the window, which ``_keep`` could not slice).
-        width = cached_width + self.max_new_tokens
-        cache = Cache(layers=[StaticLayer(max_cache_len=width) for _ in rows[0]])
+        # Plain full-length layers, as the rows' caches are (``StaticCache`` would give
+        # sliding-window layers to a model that has them, keeping only the window, which
+        # ``_keep`` could not slice). With nothing cached yet, the first forward fills them.
+        first = next((layers for layers in rows if layers is not None), None)
+        cache = Cache(layers=[StaticLayer(max_cache_len=width) for _ in range(self._layer_count)])
+        if first is None:
+            return cache
         for index, layer in enumerate(cache.layers):
-            first_keys, first_values = rows[0][index]
+            first_keys, first_values = first[index]
             layer.lazy_initialization(
                 first_keys.new_empty((len(rows), *first_keys.shape[1:])),
                 first_values.new_empty((len(rows), *first_values.shape[1:])),
             )
             for row, (pad, row_layers) in enumerate(zip(pads, rows, strict=True)):
-                keys, values = row_layers[index]
-                layer.keys[row, :, pad:cached_width] = keys[0]
-                layer.values[row, :, pad:cached_width] = values[0]
-            layer.cumulative_length.fill_(cached_width)
+                if row_layers is not None:
+                    keys, values = row_layers[index]
+                    layer.keys[row, :, pad:start] = keys[0]
+                    layer.values[row, :, pad:start] = values[0]
+            layer.cumulative_length.fill_(start)
         return cache
 
-    def _prefill(self, token_ids: list[int]) -> list[tuple[torch.Tensor, torch.Tensor]]:
-        """Keys and values of all of ``token_ids`` but the last, from its episode's cache
-        where one is kept, encoding only the tokens that it lacks."""
+    def _prefill(
+        self,
+        token_ids: list[int],
+        kept: list[tuple[torch.Tensor, torch.Tensor]] | None,
+        reused: int,
+        *,
+        length: int,
+    ) -> list[tuple[torch.Tensor, torch.Tensor]] | None:
+        """Keys and values of the first ``length`` of ``token_ids`` (None when there are
+        none), from the ``reused`` tokens of the episode's ``kept`` cache and encoding only
+        the tokens that it lacks."""
         import torch
         from transformers import DynamicCache
 
-        kept, reused = self._take_cache(token_ids)
+        if length <= 0:
+            return None
+        if reused >= length:
+            return [(keys[:, :, :length], values[:, :, :length]) for keys, values in kept]
         if kept is None:
             cache = DynamicCache(config=self.model.config)
         else:
@@ -291,10 +324,9 @@ class LocalModelPolicy:
                     (keys[:, :, :reused], values[:, :, :reused]) for keys, values in kept
                 ]
             )
-        new = token_ids[reused:-1]
-        if new:
-            self.prefill_tokens += len(new)
-            self.model(input_ids=torch.tensor([new], device=self.model.device), cache=cache)
+        new = token_ids[reused:length]
+        self.prefill_tokens += len(new)
+        self.model(input_ids=torch.tensor([new], device=self.model.device), cache=cache)
         return [(layer.keys, layer.values) for layer in cache.layers]
 
     def _take_cache(
@@ -373,6 +405,14 @@ class _StopAfterAction:
             if token_id == eos or _ACTION_LINE.search(self.texts[row]):
                 self.done[row] = True
         return torch.tensor(self.done, dtype=torch.bool, device=input_ids.device)
+
+
+def _batched_start(pads: list[int], reused: list[int]) -> int:
+    """The first position (in the padded batch) that the batched forward encodes: the least
+    any continuing row has cached, so that only rows with no cache need a forward alone.
+    (A row reuses at most all its prompt but the last token, whose forward yields the reply's
+    first token.)"""
+    return min((pad + count for pad, count in zip(pads, reused, strict=True) if count), default=0)
 
 
 def _common_prefix_length(first: list[int], second: list[int]) -> int:

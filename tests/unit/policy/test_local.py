@@ -193,10 +193,11 @@ def test_a_later_turn_encodes_only_its_new_tokens_and_answers_as_without_the_cac
     ]
     with_cache = policy.generate(second_turns)
     encoded_second = policy.prefill_tokens - encoded_first
-    # Each cache kept covers its first prompt: only the reply and the observation are new.
-    assert encoded_second < sum(r.prompt_tokens for r in with_cache) - encoded_first
     fresh = LocalModelPolicy(tiny_model, max_new_tokens=MAX_NEW_TOKENS, batch_size=4)
     without_cache = fresh.generate(second_turns)
-    assert fresh.prefill_tokens == sum(r.prompt_tokens - 1 for r in without_cache)
+    assert fresh.prefill_tokens == sum(r.prompt_tokens for r in without_cache)
+    # The kept caches spare all but a few of the first turn's tokens (rows whose replies
+    # differ in length recompute a few, to encode their new tokens in one batch).
+    assert fresh.prefill_tokens - encoded_second >= 0.9 * encoded_first
     assert [r.text for r in with_cache] == [r.text for r in without_cache]
     assert [r.completion_tokens for r in with_cache] == [r.completion_tokens for r in without_cache]
