@@ -136,8 +136,7 @@ class LocalModelPolicy:
         """
         replies: list[Reply | None] = [None] * len(conversations)
         prompts: list[_Prompt] = []
-        for index, conversation in enumerate(conversations):
-            token_ids = self._prompt_ids(conversation)
+        for index, token_ids in enumerate(self._prompt_ids(conversations)):
             if len(token_ids) + self.max_new_tokens > self.max_context_tokens:
                 replies[index] = Reply("", prompt_tokens=len(token_ids), context_exceeded=True)
             else:
@@ -192,12 +191,16 @@ class LocalModelPolicy:
             if not request.future.done():
                 request.future.set_result(reply)
 
-    def _prompt_ids(self, conversation: list[Message]) -> list[int]:
-        text = self.tokenizer.apply_chat_template(
-            conversation, tokenize=False, add_generation_prompt=True
-        )
-        # The template writes the special tokens itself.
-        return self.tokenizer(text, add_special_tokens=False)["input_ids"]
+    def _prompt_ids(self, conversations: list[list[Message]]) -> list[list[int]]:
+        texts = [
+            self.tokenizer.apply_chat_template(
+                conversation, tokenize=False, add_generation_prompt=True
+            )
+            for conversation in conversations
+        ]
+        # One call for all: the tokenizer encodes a batch on several threads. The template
+        # writes the special tokens itself.
+        return self.tokenizer(texts, add_special_tokens=False)["input_ids"]
 
     def _generate(self, prompts: list[_Prompt]) -> list[Reply]:
         import torch
