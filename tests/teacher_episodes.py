@@ -44,7 +44,9 @@ def student_episodes(count: int, *, start: int = 0) -> list[Episode]:
     return episodes
 
 
-def episode_asked_about(messages: Sequence[dict[str, str]], episodes: dict[int, Episode]) -> Episode:
+def episode_asked_about(
+    messages: Sequence[dict[str, str]], episodes: dict[int, Episode]
+) -> Episode:
     for message in messages:
         found = _TASK.search(message["content"])
         if found:

@@ -2,8 +2,10 @@
 
 The key covers everything that shapes the reply (model, messages, max_tokens, temperature,
 response format), never the endpoint's key. Every reply is kept, usable or not: a rerun then
-walks the same repair conversation without sending a request that was already answered.
-One JSONL line per reply, appended as it arrives, so a killed run keeps what it was sent.
+walks the same repair conversation without sending a request that was already answered. Only
+a conversation that ended with no usable reply is forgotten, so that retrying its item asks
+afresh instead of replaying the same failure. One JSONL line per reply, appended as it
+arrives, so a killed run keeps what it was sent.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agentcli.data.jsonl import append_records, read_records
+from agentcli.data.jsonl import append_records, read_records, write_records
 from agentcli.data.records import Record
 
 
@@ -42,6 +44,12 @@ class ResponseCache:
     def put(self, reply: CachedReply) -> None:
         append_records(self.path, [reply])
         self._replies[reply.key] = reply
+
+    def forget(self, keys: set[str]) -> None:
+        """Drop these replies (rewrites the file: rare, after an item's replies all failed)."""
+        if keys & self._replies.keys():
+            self._replies = {key: r for key, r in self._replies.items() if key not in keys}
+            write_records(self.path, self._replies.values())
 
     def __len__(self) -> int:
         return len(self._replies)

@@ -97,10 +97,12 @@ class TeacherClient:
         ``ValueError`` saying what is wrong); ``stage`` and ``item_id`` go into the ledger."""
         conversation: list[Message] = list(messages)
         problem = ""
+        unusable: set[str] = set()
         for repair in range(self._config.max_repairs + 1):
             if repair:
                 self.stats.repairs += 1
             answer = await self._answer(conversation, reply_model, stage, item_id, repair)
+            unusable.add(answer.key)
             try:
                 reply = parse_reply(answer.text, reply_model)
                 if check is not None:
@@ -116,6 +118,7 @@ class TeacherClient:
                 continue
             self._settle(answer, stage, item_id, repair, "ok")
             return reply
+        self.cache.forget(unusable)  # a retry of this item should ask afresh, not replay this
         raise InvalidReplyError(
             f"the reply was unusable after {self._config.max_repairs} repairs: {problem}"
         )
