@@ -68,10 +68,11 @@ def print_stage_summary(stats: Any) -> None:
             f"; {stats.calls.sent} requests ({stats.calls.retries} retries,"
             f" {stats.calls.repairs} repairs), {stats.calls.cached} answered from the cache"
         )
-    if stats.estimated:
+    if stats.dry_run:
+        cost = stats.calls.estimated_cost if stats.calls else 0.0
         line = (
             f"{stats.stage} (dry run): {stats.estimated} items would send requests costing at"
-            f" most ${stats.calls.estimated_cost:.4f} (without repairs or retries){calls}"
+            f" most ${cost:.4f} (without repairs or retries){calls}; nothing was written"
         )
     else:
         skipped = f", {stats.skipped} already done" if stats.skipped else ""

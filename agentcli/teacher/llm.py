@@ -91,11 +91,8 @@ class LLMTeacher:
         )
 
     async def extract_state(self, index: int, demo: Episode | None) -> PrivilegedState:
-        if demo is None:
-            raise UsageError(
-                "an LLM teacher reads the privileged state out of expert demos: pass --demos"
-                " (or use --teacher oracle, which reads it from the simulator)"
-            )
+        if demo is None:  # ExtractStateConfig refuses this; a caller of the API may not
+            raise UsageError("an LLM teacher reads the privileged state out of a demo: pass one")
         reply = await self.client.ask(
             _prompt(
                 "extract_state",

@@ -53,6 +53,7 @@ class StageStats:
     skipped: int = 0  # already in the output
     done: int = 0
     failed: int = 0
+    dry_run: bool = False
     estimated: int = 0  # dry run: items whose requests were estimated, not sent
     stopped: int = 0  # items left undone when --max-cost stopped the stage
     started_at: float = field(default_factory=time.perf_counter)
@@ -120,6 +121,11 @@ class ExtractStateConfig(StageConfig):
 
     @model_validator(mode="after")
     def _default_out(self) -> ExtractStateConfig:
+        if self.teacher.kind == "openai" and self.demos is None:
+            raise ValueError(
+                "an LLM teacher reads the state out of expert demos: pass --demos"
+                " (or --teacher oracle, which reads it from the simulator)"
+            )
         if self.out is None:
             if self.demos is None:
                 raise ValueError("without --demos, say where to write: pass --out")
@@ -305,6 +311,7 @@ async def run_items(
         total=len(calls),
         skipped=len(calls) - len(pending),
         failures=failures_path,
+        dry_run=dry_run,
     )
     slots = asyncio.Semaphore(concurrency)
     stop = asyncio.Event()

@@ -131,3 +131,19 @@ def test_a_fatal_error_stops_the_stage(tmp_path):
             )  # fmt: skip
         )
     assert not (tmp_path / "f.jsonl").exists()
+
+
+def test_an_llm_teacher_cannot_extract_state_without_demos():
+    with pytest.raises(ConfigError, match="pass --demos"):
+        resolve_config(
+            ExtractStateConfig,
+            cli={
+                "env": "textcraft",
+                "out": "o.jsonl",
+                "teacher.kind": "openai",
+                "teacher.base_url": "http://x/v1",
+                "teacher.model_name": "m",
+            },  # fmt: skip
+            environ={},
+            dotenv=None,
+        )
