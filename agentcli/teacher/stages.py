@@ -26,6 +26,7 @@ from agentcli.config import CommandConfig, dump_config
 from agentcli.data.jsonl import append_records, done_ids, read_records, write_records
 from agentcli.data.records import Episode, PrivilegedState, Record, item_id
 from agentcli.errors import AgentGymError, BudgetExceededError, FatalRunError, UsageError
+from agentcli.rollout import END_ERROR
 from agentcli.run_layout import RunLayout
 from agentcli.teacher import TeacherConfig, build_teacher
 from agentcli.teacher.base import Teacher
@@ -178,13 +179,12 @@ def annotate(config: AnnotateConfig, on_item: OnItem | None = None) -> StageStat
 
 
 def extract_state(config: ExtractStateConfig, on_item: OnItem | None = None) -> StageStats:
+    pairs: list[tuple[int, Episode | None]]
     if config.demos is not None:
-        demos: list[Episode | None] = list(_episodes_of(config.demos, config.env))
-        indices = [demo.index for demo in demos if demo is not None]
+        pairs = [(demo.index, demo) for demo in _episodes_of(config.demos, config.env)]
     else:
-        indices = _split_indices(config.env, config.split)
-        demos = [None] * len(indices)
-    pairs = list(zip(indices, demos, strict=True))[: config.limit]
+        pairs = [(index, None) for index in _split_indices(config.env, config.split)]
+    pairs = pairs[: config.limit]
 
     def work(teacher: Teacher) -> list[tuple[str, Work]]:
         return [
@@ -229,7 +229,7 @@ def select_episodes(
         episode
         for episode in latest.values()
         if episode.steps
-        and episode.meta.get("end_reason") != "error"
+        and episode.meta.get("end_reason") != END_ERROR
         and (not episode.success if threshold is None else episode.reward < threshold)
     ]
     chosen.sort(key=lambda episode: episode.index)
@@ -245,6 +245,8 @@ def _execute(
     work: Callable[[Teacher], list[tuple[str, Work]]],
     on_item: OnItem | None,
 ) -> StageStats:
+    from agentcli.teacher.llm import LLMTeacher
+
     dry_run = config.teacher.dry_run
     if dry_run and config.teacher.kind == "oracle":
         raise UsageError("--dry-run estimates what an LLM teacher costs; the oracle costs nothing")
@@ -256,8 +258,6 @@ def _execute(
         ledger=config.side_file("ledger.jsonl"),
         cache=config.side_file("cache.jsonl"),
     )
-    from agentcli.teacher.llm import LLMTeacher
-
     client = teacher.client if isinstance(teacher, LLMTeacher) else None
 
     async def run() -> StageStats:
