@@ -53,3 +53,11 @@ class ModelAuthError(FatalRunError):
 
 class ModelUnavailableError(AgentGymError):
     """A model cannot be built or loaded here (a missing package, file or directory)."""
+
+
+class BudgetExceededError(AgentGymError):
+    """A teacher stage stopped before a call that could take its spending past ``--max-cost``."""
+
+
+class InvalidReplyError(ModelEndpointError):
+    """A model's reply stayed unusable (not the JSON asked for) after every repair."""

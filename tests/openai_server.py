@@ -3,14 +3,20 @@
 It speaks the wire format vLLM, SGLang and OpenAI share (``POST /v1/chat/completions``,
 ``GET /v1/models``, errors as ``{"error": {"message", "type", "code"}}``), answers with a
 reply function the test gives, and fails on demand the way real endpoints do: 429 and 500
-with a ``retry-after-ms`` header, 401 for a bad key, 400 "maximum context length", or a
-reply slower than the client's timeout. Every request is recorded so tests can check what
-was sent and how many requests were in flight at once.
+with a ``retry-after-ms`` header, 401 for a bad key, 400 "maximum context length", a reply
+slower than the client's timeout, or a reply that is not what was asked for (cut off
+mid-JSON, or one entry short in its ``steps`` list). Faults come in order (``fail_next``) or
+at random on a fraction of requests (``fail_randomly``). It takes ``response_format`` as
+vLLM and OpenAI do, or refuses it as servers without structured output do. Every request is
+recorded (its JSON body as sent, and the status answered) so tests can check what was sent
+and how many requests were in flight at once.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import random
 import threading
 import time
 from collections import deque
@@ -22,11 +28,19 @@ from typing import Any, Literal
 import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from tests.servers import free_port
 
-Fault = Literal["rate_limit", "server_error", "unauthorized", "context_length", "slow"]
+Fault = Literal[
+    "rate_limit",
+    "server_error",
+    "unauthorized",
+    "context_length",
+    "slow",
+    "invalid_json",
+    "drop_step",
+]
 ReplyFunction = Callable[[list[dict[str, str]]], str]
 
 RETRY_AFTER_MS = "10"  # real endpoints send this; it keeps the client's retries fast
@@ -52,6 +66,11 @@ _ERRORS: dict[str, tuple[int, dict[str, Any]]] = {
         },
     ),
 }
+_REFUSED_FORMAT = {
+    "message": "Unrecognized request argument supplied: response_format",
+    "type": "invalid_request_error",
+    "param": "response_format",
+}
 
 
 class _Message(BaseModel):
@@ -65,12 +84,14 @@ class _ChatRequest(BaseModel):
     max_tokens: int | None = None
     temperature: float | None = None
     seed: int | None = None
+    response_format: dict[str, Any] | None = None
 
 
 @dataclass
 class RecordedRequest:
-    body: dict[str, Any]
+    body: dict[str, Any]  # the JSON body exactly as the client sent it
     authorization: str | None
+    status: int = 0  # what the server answered (0 while in flight)
 
 
 def count_tokens(text: str) -> int:
@@ -87,10 +108,13 @@ class FakeOpenAI:
         self.url = ""
         self.slow_s = 0.0  # how long a "slow" fault takes to answer
         self.latency_s = 0.0  # every reply takes this long (to keep requests in flight)
+        self.refuse_response_format = False  # answer 400 to a request that sends one
         self.requests: list[RecordedRequest] = []
         self.in_flight = 0
         self.max_in_flight = 0
         self._faults: deque[Fault | None] = deque()
+        self._fault_rates: dict[Fault, float] = {}
+        self._random = random.Random(0)
         self._lock = threading.Lock()  # the test's thread sets faults, the server's pops them
 
     def fail_next(self, fault: Fault, times: int = 1, *, after: int = 0) -> None:
@@ -98,14 +122,38 @@ class FakeOpenAI:
         with self._lock:
             self._faults.extend([None] * after + [fault] * times)
 
+    def fail_randomly(self, rates: dict[Fault, float], *, seed: int = 0) -> None:
+        """Each request not scripted by ``fail_next`` fails with ``fault`` at its rate."""
+        with self._lock:
+            self._fault_rates = dict(rates)
+            self._random = random.Random(seed)
+
     def _next_fault(self) -> Fault | None:
         with self._lock:
-            return self._faults.popleft() if self._faults else None
+            if self._faults:
+                return self._faults.popleft()
+            draw = self._random.random()
+            for fault, rate in self._fault_rates.items():
+                if draw < rate:
+                    return fault
+                draw -= rate
+            return None
 
-    async def _chat(self, body: _ChatRequest, request: Request) -> JSONResponse:
-        self.requests.append(
-            RecordedRequest(body.model_dump(), request.headers.get("authorization"))
-        )
+    async def _chat(self, request: Request) -> JSONResponse:
+        raw = await request.json()
+        recorded = RecordedRequest(raw, request.headers.get("authorization"))
+        self.requests.append(recorded)
+        response = await self._answer(raw)
+        recorded.status = response.status_code
+        return response
+
+    async def _answer(self, raw: Any) -> JSONResponse:
+        try:
+            body = _ChatRequest.model_validate(raw)
+        except ValidationError as error:
+            return JSONResponse({"error": {"message": str(error)}}, status_code=422)
+        if self.refuse_response_format and body.response_format is not None:
+            return JSONResponse({"error": _REFUSED_FORMAT}, status_code=400)
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
@@ -117,7 +165,7 @@ class FakeOpenAI:
                     {"error": error}, status_code=status, headers={"retry-after-ms": RETRY_AFTER_MS}
                 )
             messages = [message.model_dump() for message in body.messages]
-            text = self.reply(messages)
+            text = _spoil(self.reply(messages), fault)
             prompt_tokens = sum(count_tokens(message["content"]) for message in messages)
             return JSONResponse(_completion(body.model, text, prompt_tokens, count_tokens(text)))
         finally:
@@ -133,6 +181,17 @@ class FakeOpenAI:
             return {"object": "list", "data": [entry]}
 
         return app
+
+
+def _spoil(text: str, fault: Fault | None) -> str:
+    """The reply a model gets wrong: cut off halfway, or its last step left out."""
+    if fault == "invalid_json":
+        return text[: len(text) // 2]
+    if fault == "drop_step":
+        reply = json.loads(text)
+        reply["steps"] = reply["steps"][:-1]
+        return json.dumps(reply)
+    return text
 
 
 def _completion(model: str, text: str, prompt_tokens: int, completion_tokens: int) -> dict:

@@ -91,3 +91,56 @@ OutDir = Annotated[
     Path,
     typer.Option("--out", "-o", help="Directory to write the model to.", file_okay=False),
 ]
+TeacherKind = Annotated[
+    str | None,
+    typer.Option(
+        "--teacher",
+        help="openai | oracle (default: openai with --base-url, else oracle)",
+        show_default=False,
+    ),
+]
+TeacherConcurrency = Annotated[
+    int | None,
+    typer.Option(
+        help="Records (teacher calls) in flight at once (default: 16)", show_default=False
+    ),
+]
+Demos = Annotated[
+    Path | None,
+    typer.Option(help="Expert demos (Episodes JSONL), e.g. from `collect`.", show_default=False),
+]
+Rollout = Annotated[
+    Path | None,
+    typer.Option(
+        help="The student's episodes: a rollout dir or episodes.jsonl.", show_default=False
+    ),
+]
+PrivilegedStateFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--state",
+        help="privileged_state.jsonl (default: the run's, if the rollout is in a run)",
+        show_default=False,
+    ),
+]
+MaxCost = Annotated[
+    float | None,
+    typer.Option(
+        help="US dollars: stop before a call could take the ledger's total past this.",
+        show_default=False,
+    ),
+]
+DryRun = Annotated[
+    bool,
+    typer.Option("--dry-run", help="Estimate the cost from token counts; send nothing."),
+]
+Threshold = Annotated[
+    float | None,
+    typer.Option(
+        help="Correct episodes with reward below this (default: failed episodes)",
+        show_default=False,
+    ),
+]
+MaxEpisodes = Annotated[
+    int | None, typer.Option(help="Correct at most N episodes.", show_default=False)
+]

@@ -9,7 +9,18 @@ from typing import Annotated
 import typer
 
 from agentcli import __version__
-from agentcli.cli import _errors, collect, data, env, evaluate, model, rollout
+from agentcli.cli import (
+    _errors,
+    annotate,
+    collect,
+    correct,
+    data,
+    env,
+    evaluate,
+    extract_state,
+    model,
+    rollout,
+)
 from agentcli.cli._output import setup_logging, stderr, stdout
 
 app = typer.Typer(
@@ -25,6 +36,9 @@ app.add_typer(data.app, name="data")
 app.command()(collect.collect)
 app.command()(rollout.rollout)
 app.command("eval")(evaluate.evaluate)
+app.command()(annotate.annotate)
+app.command("extract-state")(extract_state.extract_state)
+app.command()(correct.correct)
 
 
 def _show_version(value: bool) -> None:

@@ -41,19 +41,13 @@ def build_policy(config: PolicyConfig, *, concurrency: int) -> Policy:
 
         return OraclePolicy()
     if config.kind == "openai":
-        import os
-
+        from agentcli.endpoints import api_key
         from agentcli.policy.openai_endpoint import OpenAIPolicy
 
-        key = (
-            config.api_key.get_secret_value()
-            if config.api_key
-            else os.environ.get("OPENAI_API_KEY")
-        )
         return OpenAIPolicy(
             config.base_url,
             config.model_name,
-            api_key=key,
+            api_key=api_key(config.api_key),
             concurrency=concurrency,
             max_tokens=config.max_new_tokens,
             temperature=config.temperature,

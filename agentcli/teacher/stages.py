@@ -1,0 +1,376 @@
+"""The teacher stages — ``annotate``, ``extract-state``, ``correct`` — over many records.
+
+Each stage picks its records, hands each to the teacher with at most ``concurrency`` in
+flight, and appends every result to its output JSONL as it comes (keyed by ``item_id``). A
+rerun skips what the output holds. An item whose teacher call fails is listed in the
+failures file with the reason and tried again on the next run; the file always lists each
+failing item once, as of its last try. A failure no item can survive (the endpoint out of
+reach, the key refused) stops the stage; so does ``--max-cost``, cleanly: calls in flight
+finish and are written, no new one starts, and the stage ends with ``BudgetExceededError``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import ClassVar
+
+from pydantic import BaseModel, Field, model_validator
+
+from agentcli.config import CommandConfig, dump_config
+from agentcli.data.jsonl import append_records, done_ids, read_records, write_records
+from agentcli.data.records import Episode, PrivilegedState, Record, item_id
+from agentcli.errors import AgentGymError, BudgetExceededError, FatalRunError, UsageError
+from agentcli.rollout import END_ERROR
+from agentcli.run_layout import RunLayout
+from agentcli.teacher import TeacherConfig, build_teacher
+from agentcli.teacher.base import Teacher
+from agentcli.teacher.ledger import now
+from agentcli.teacher.llm_client import ClientStats, NotSent
+
+log = logging.getLogger("agentgym.teacher")
+
+_ITERATION_DIR = re.compile(r"iter[0-9]+")
+
+
+class Failure(Record):
+    item_id: str
+    reason: str
+    time: str
+
+
+@dataclass
+class StageStats:
+    """What a stage did; ``on_item`` callbacks see it grow."""
+
+    stage: str
+    output: Path
+    total: int  # items selected, including those already done
+    skipped: int = 0  # already in the output
+    done: int = 0
+    failed: int = 0
+    dry_run: bool = False
+    estimated: int = 0  # dry run: items whose requests were estimated, not sent
+    stopped: int = 0  # items left undone when --max-cost stopped the stage
+    started_at: float = field(default_factory=time.perf_counter)
+    failures: Path | None = None
+    calls: ClientStats | None = None  # an LLM teacher's requests
+    spent: float = 0.0  # the ledger's total, this run and earlier ones
+
+    @property
+    def items_per_s(self) -> float:
+        elapsed = time.perf_counter() - self.started_at
+        return (self.done + self.failed) / elapsed if elapsed > 0 else 0.0
+
+
+OnItem = Callable[[StageStats], None]
+Work = Callable[[], Awaitable[BaseModel]]
+
+
+# --- configs ------------------------------------------------------------------------------------
+
+
+class StageConfig(CommandConfig):
+    env: str = Field(description="Environment (see `agentgym env list`).")
+    out: Path | None = Field(
+        None, description="A .jsonl file, or a directory; default: beside the input."
+    )
+    teacher: TeacherConfig = Field(default_factory=lambda: TeacherConfig(kind="oracle"))
+
+    @property
+    def output_path(self) -> Path:
+        assert self.out is not None  # each stage fills in its default
+        return self.out if self.out.suffix == ".jsonl" else self.out / self.default_name
+
+    def side_file(self, name: str) -> Path:
+        """``failures.jsonl`` and the like: in an output directory, or named after the file."""
+        assert self.out is not None
+        if self.out.suffix == ".jsonl":
+            return self.out.with_name(f"{self.out.stem}.{name}")
+        return self.out / name
+
+    default_name: ClassVar[str]  # the output's name in an output directory
+
+
+class AnnotateConfig(StageConfig):
+    """``agentgym annotate``: write the reason behind every expert action of the demos."""
+
+    demos: Path = Field(description="Expert demos (Episodes JSONL), e.g. from `collect`.")
+    default_name: ClassVar[str] = "demos.annotated.jsonl"
+
+    @model_validator(mode="after")
+    def _default_out(self) -> AnnotateConfig:
+        if self.out is None:
+            self.out = self.demos.with_name(f"{self.demos.stem}.annotated.jsonl")
+        return self
+
+
+class ExtractStateConfig(StageConfig):
+    """``agentgym extract-state``: what a teacher may know about each task."""
+
+    demos: Path | None = Field(
+        None, description="Expert demos to read the state from (an LLM teacher needs them)."
+    )
+    split: str = Field("train", description="Without --demos: the split whose items to run.")
+    limit: int | None = Field(None, ge=1, description="Run only the first N items.")
+    default_name: ClassVar[str] = "privileged_state.jsonl"
+
+    @model_validator(mode="after")
+    def _default_out(self) -> ExtractStateConfig:
+        if self.teacher.kind == "openai" and self.demos is None:
+            raise ValueError(
+                "an LLM teacher reads the state out of expert demos: pass --demos"
+                " (or --teacher oracle, which reads it from the simulator)"
+            )
+        if self.out is None:
+            if self.demos is None:
+                raise ValueError("without --demos, say where to write: pass --out")
+            self.out = self.demos.parent / self.default_name
+        return self
+
+
+class CorrectConfig(StageConfig):
+    """``agentgym correct``: the teacher's better reason and action for each student step."""
+
+    rollout: Path = Field(description="The student's episodes: a rollout dir or episodes.jsonl.")
+    state: Path | None = Field(
+        None,
+        description="privileged_state.jsonl; default: the run's, when the rollout is in a run.",
+    )
+    threshold: float | None = Field(
+        None, description="Correct episodes with reward below this; default: failed episodes."
+    )
+    max_episodes: int | None = Field(None, ge=1, description="Correct at most N episodes.")
+    default_name: ClassVar[str] = "corrections.jsonl"
+
+    @model_validator(mode="after")
+    def _defaults(self) -> CorrectConfig:
+        folder = self.rollout if self.rollout.suffix != ".jsonl" else self.rollout.parent
+        if self.out is None:
+            # runs/x/iterK/rollout → runs/x/iterK/correction, as RunLayout places them.
+            self.out = (folder.parent if folder.name == "rollout" else folder) / "correction"
+        if self.state is None and folder.name == "rollout":
+            iteration = folder.parent
+            if _ITERATION_DIR.fullmatch(iteration.name):
+                run_state = RunLayout(iteration.parent).privileged_state
+                self.state = run_state if run_state.exists() else None
+        return self
+
+    @property
+    def episodes_path(self) -> Path:
+        return self.rollout if self.rollout.suffix == ".jsonl" else self.rollout / "episodes.jsonl"
+
+
+# --- the stages -----------------------------------------------------------------------------------
+
+
+def annotate(config: AnnotateConfig, on_item: OnItem | None = None) -> StageStats:
+    demos = _episodes_of(config.demos, config.env)
+
+    def work(teacher: Teacher) -> list[tuple[str, Work]]:
+        return [(demo.item_id, lambda demo=demo: teacher.annotate(demo)) for demo in demos]
+
+    return _execute("annotate", config, work, on_item)
+
+
+def extract_state(config: ExtractStateConfig, on_item: OnItem | None = None) -> StageStats:
+    pairs: list[tuple[int, Episode | None]]
+    if config.demos is not None:
+        pairs = [(demo.index, demo) for demo in _episodes_of(config.demos, config.env)]
+    else:
+        pairs = [(index, None) for index in _split_indices(config.env, config.split)]
+    pairs = pairs[: config.limit]
+
+    def work(teacher: Teacher) -> list[tuple[str, Work]]:
+        return [
+            (item_id(config.env, index), lambda i=index, d=demo: teacher.extract_state(i, d))
+            for index, demo in pairs
+        ]
+
+    return _execute("extract_state", config, work, on_item)
+
+
+def correct(config: CorrectConfig, on_item: OnItem | None = None) -> StageStats:
+    episodes = select_episodes(
+        _episodes_of(config.episodes_path, config.env), config.threshold, config.max_episodes
+    )
+    states: dict[str, PrivilegedState] = {}
+    if config.state is not None:
+        states = {state.item_id: state for state in read_records(config.state, PrivilegedState)}
+    elif config.teacher.kind == "openai":
+        log.warning("no privileged state (pass --state FILE): the teacher sees trajectories only")
+
+    def work(teacher: Teacher) -> list[tuple[str, Work]]:
+        return [
+            (
+                episode.item_id,
+                lambda e=episode: teacher.correct(e, states.get(e.item_id)),
+            )
+            for episode in episodes
+        ]
+
+    return _execute("correct", config, work, on_item)
+
+
+def select_episodes(
+    episodes: Sequence[Episode], threshold: float | None, max_episodes: int | None
+) -> list[Episode]:
+    """The episodes worth correcting, by item index: failed ones (or those with reward below
+    ``threshold``), at most ``max_episodes``. An item's last episode counts (a rollout rerun
+    appends a new one after an error); episodes that ended in an error or took no step say
+    nothing about the student and are left out."""
+    latest = {episode.item_id: episode for episode in episodes}
+    chosen = [
+        episode
+        for episode in latest.values()
+        if episode.steps
+        and episode.meta.get("end_reason") != END_ERROR
+        and (not episode.success if threshold is None else episode.reward < threshold)
+    ]
+    chosen.sort(key=lambda episode: episode.index)
+    return chosen[:max_episodes]
+
+
+# --- running ------------------------------------------------------------------------------------
+
+
+def _execute(
+    stage: str,
+    config: StageConfig,
+    work: Callable[[Teacher], list[tuple[str, Work]]],
+    on_item: OnItem | None,
+) -> StageStats:
+    from agentcli.teacher.llm import LLMTeacher
+
+    dry_run = config.teacher.dry_run
+    if dry_run and config.teacher.kind == "oracle":
+        raise UsageError("--dry-run estimates what an LLM teacher costs; the oracle costs nothing")
+    if not dry_run:
+        dump_config(config, config.side_file("config.yaml"))
+    teacher = build_teacher(
+        config.teacher,
+        config.env,
+        ledger=config.side_file("ledger.jsonl"),
+        cache=config.side_file("cache.jsonl"),
+    )
+    client = teacher.client if isinstance(teacher, LLMTeacher) else None
+
+    async def run() -> StageStats:
+        try:
+            return await run_items(
+                stage,
+                work(teacher),
+                config.output_path,
+                config.side_file("failures.jsonl"),
+                concurrency=config.teacher.concurrency,
+                dry_run=dry_run,
+                on_item=on_item,
+            )
+        finally:
+            await teacher.aclose()
+
+    stats = asyncio.run(run())
+    if client is not None:
+        stats.calls, stats.spent = client.stats, client.ledger.spent
+    if stats.stopped:
+        raise BudgetExceededError(
+            f"{stage}: stopped before exceeding --max-cost ${config.teacher.max_cost:g}"
+            f" (${stats.spent:.4f} spent): {stats.done} done, {stats.stopped} left;"
+            " rerun with a higher --max-cost to finish (answered calls are cached)"
+        )
+    return stats
+
+
+async def run_items(
+    stage: str,
+    items: Sequence[tuple[str, Work]],
+    out: Path,
+    failures_path: Path,
+    *,
+    concurrency: int,
+    dry_run: bool = False,
+    on_item: OnItem | None = None,
+) -> StageStats:
+    """Run ``items`` (item id, the teacher call making its record) not already in ``out``."""
+    calls = dict(items)
+    done = done_ids(out)
+    failures = {
+        failure.item_id: failure
+        for failure in (read_records(failures_path, Failure) if failures_path.exists() else [])
+        if failure.item_id not in done
+    }
+    pending = {key: call for key, call in calls.items() if key not in done}
+    stats = StageStats(
+        stage=stage,
+        output=out,
+        total=len(calls),
+        skipped=len(calls) - len(pending),
+        failures=failures_path,
+        dry_run=dry_run,
+    )
+    slots = asyncio.Semaphore(concurrency)
+    stop = asyncio.Event()
+
+    def save_failures() -> None:
+        if not dry_run:
+            write_records(failures_path, sorted(failures.values(), key=lambda f: f.item_id))
+
+    async def attempt(key: str, call: Work) -> None:
+        """Run one item and record how it ended (in ``stats`` and the files)."""
+        if stop.is_set():
+            stats.stopped += 1
+            return
+        try:
+            record = await call()
+        except NotSent:
+            stats.estimated += 1
+        except BudgetExceededError:
+            stop.set()
+            stats.stopped += 1
+        except FatalRunError:
+            raise  # nothing can succeed: stop the stage with this one error
+        except (AgentGymError, OSError) as exc:
+            failures[key] = Failure(item_id=key, reason=str(exc), time=now())
+            save_failures()
+            stats.failed += 1
+            log.warning("%s: %s", key, exc)
+        else:
+            if not dry_run:  # a dry run writes nothing, even answers found in the cache
+                append_records(out, [record])
+                if failures.pop(key, None) is not None:
+                    save_failures()
+            stats.done += 1
+
+    async def one(key: str, call: Work) -> None:
+        async with slots:
+            await attempt(key, call)
+        if on_item is not None:
+            on_item(stats)
+
+    await asyncio.gather(*(one(key, call) for key, call in pending.items()))
+    return stats
+
+
+def _episodes_of(path: Path, env: str) -> list[Episode]:
+    episodes = read_records(path, Episode)
+    for episode in episodes:
+        if episode.env != env:
+            raise UsageError(f"{path} holds {episode.item_id}, not a {env} episode: pass --env")
+    return episodes
+
+
+def _split_indices(env: str, split: str) -> list[int]:
+    from agentcli.envs.registry import get_spec
+
+    spec = get_spec(env)
+    if spec.load is None:
+        raise UsageError(f"{env} has no simulator here to read tasks from: pass --demos")
+    splits = spec.load().splits()
+    if split not in splits:
+        raise UsageError(f"{env} has no split {split!r}; it has {', '.join(splits)}")
+    return splits[split]
