@@ -38,6 +38,7 @@ demo: install
 
 bench: install
 	$(BIN)/python bench/env_server.py
+	$(BIN)/python bench/rollout.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache build *.egg-info
