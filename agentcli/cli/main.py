@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from agentcli import __version__
-from agentcli.cli import _errors, collect, data, env, evaluate, model, rollout
+from agentcli.cli import _errors, collect, data, env, evaluate, model, rollout, train
 from agentcli.cli._output import setup_logging, stderr, stdout
 
 app = typer.Typer(
@@ -22,6 +22,7 @@ app = typer.Typer(
 app.add_typer(env.app, name="env")
 app.add_typer(model.app, name="model")
 app.add_typer(data.app, name="data")
+app.add_typer(train.app, name="train")
 app.command()(collect.collect)
 app.command()(rollout.rollout)
 app.command("eval")(evaluate.evaluate)
