@@ -47,9 +47,12 @@ def is_trained(message: ChatMessage) -> bool:
 def load_chat_records(path: Path) -> list[ChatRecord]:
     """The conversations of a bc/sft data file; each has at least one trained message."""
     records = []
-    for line, value in _values(path):
+    for line, value in list(_values(path)):  # the whole file parses before records are checked
         where = f"{path}:{line}"
-        record = _build(ChatRecord, _chat_fields(value, where, line), where)
+        fields = _chat_fields(value, where, line)
+        if fields.get("messages") == []:  # AgentGym's item lists: an item with no conversation
+            raise _untrained(where, fields.get("item_id"))
+        record = _build(ChatRecord, fields, where)
         _check_losses(record, where)
         records.append(record)
     return records
@@ -58,7 +61,7 @@ def load_chat_records(path: Path) -> list[ChatRecord]:
 def load_preference_records(path: Path) -> list[PreferenceRecord]:
     """The ``{prompt, chosen, rejected}`` pairs of a dpo data file."""
     records = []
-    for line, value in _values(path):
+    for line, value in list(_values(path)):
         where = f"{path}:{line}"
         if not isinstance(value, dict):
             raise DataFormatError(
@@ -126,10 +129,14 @@ def _check_losses(record: ChatRecord, where: str) -> None:
                 " messages are trained — set its loss to null"
             )
     if not any(is_trained(message) for message in record.messages):
-        raise DataFormatError(
-            f"{where}: {record.item_id} has no trainable tokens (no assistant message with loss"
-            " true or null) — mark the turns to learn with loss true, or remove the record"
-        )
+        raise _untrained(where, record.item_id)
+
+
+def _untrained(where: str, name: object) -> DataFormatError:
+    return DataFormatError(
+        f"{where}: {name} has no trainable tokens (no assistant message with loss true or null)"
+        " — mark the turns to learn with loss true, or remove the record"
+    )
 
 
 def _build(model: type[ModelT], fields: dict[str, Any], where: str) -> ModelT:
