@@ -1,7 +1,7 @@
 """Training files read into records, checked before any model is loaded.
 
-``load_chat_records`` (bc, sft) reads three shapes of record, from a JSON list (``.json``, as
-AgentGym ships its trajectories) or a JSONL file (one record a line), and may mix them:
+``load_chat_records`` (bc, sft) reads three shapes of record, from a JSON list (as AgentGym
+ships its trajectories) or a JSONL file (one record a line), and the file may mix them:
 
 - AgentGym: ``{"item_id", "conversations": [{"from": "human"|"gpt", "loss", "value"}]}``;
   ``human`` becomes ``user``, ``gpt`` ``assistant``, and the loss flags are kept. Other keys
@@ -150,16 +150,16 @@ def _build(model: type[ModelT], fields: dict[str, Any], where: str) -> ModelT:
 
 
 def _values(path: Path) -> Iterator[tuple[int, Any]]:
-    """(line, parsed record) for each record of a JSON list or a JSONL file."""
+    """(line, parsed record) for each record of a JSON list or a JSONL file, told apart by
+    their first character, whatever the file's name."""
     try:
         text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as error:
         line = path.read_bytes()[: error.start].count(b"\n") + 1
         raise DataFormatError(f"{path}:{line}: not UTF-8 text — save the file as UTF-8") from None
-    if path.suffix.lower() == ".json" or text.lstrip().startswith("["):
-        yield from _json_list(path, text)
-    else:
-        yield from _json_lines(path, text)
+    if not text.strip():
+        raise DataFormatError(f"{path}:1: the file is empty — point at the data to train on")
+    yield from (_json_list if text.lstrip().startswith("[") else _json_lines)(path, text)
 
 
 def _json_lines(path: Path, text: str) -> Iterator[tuple[int, Any]]:

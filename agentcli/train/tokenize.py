@@ -113,9 +113,6 @@ def tokenize_records(
     """Every record tokenized; the report counts the truncated and the dropped."""
     examples = []
     report = TokenizeReport(total=0, truncated=0, dropped=0, max_length=max_length)
-    # One process tokenizes one conversation at a time: the Rust thread pool only adds
-    # overhead here, and a forked dataloader would warn about it later.
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     for record in records:
         report.total += 1
         try:
@@ -143,7 +140,7 @@ def tokenize_records(
 class _Placed:
     """Where one message landed in the rendered text."""
 
-    start: int  # where the template's text for it begins (its header)
+    start: int  # where the previous message's content ends: its end of turn counts here
     content_start: int
     content_end: int
 
@@ -157,8 +154,10 @@ def _encode_chat(tokenizer: Any, messages: Sequence[ChatMessage]) -> _Encoded:
     end_of_turn = _end_of_turn_after_assistant(tokenizer)
     spans = []
     for index, where in enumerate(placed):
-        if where is None or not is_trained(messages[index]):
+        if not is_trained(messages[index]):
             continue
+        if where is None:
+            raise _unalignable(f"leaves out message {index}, which is trained")
         following = (p.content_start for p in placed[index + 1 :] if p is not None)
         after = text[where.content_end : next(following, len(text))]
         written = len(os.path.commonprefix([after, end_of_turn]).rstrip())
@@ -170,12 +169,13 @@ def _encode_chat(tokenizer: Any, messages: Sequence[ChatMessage]) -> _Encoded:
     token_ends = [end for _, end in encoding["offset_mapping"]]
     mask = [0] * len(input_ids)
     for span_start, span_end in spans:
-        token = bisect_right(token_ends, span_start)  # the first token ending inside the span
+        token = bisect_right(token_ends, span_start)  # the first token ending after span_start
         while token < len(input_ids) and token_starts[token] < span_end:
             mask[token] = 1
             token += 1
 
-    # A message's tokens are those starting between its header and the next message's.
+    # A message's tokens are those starting between the end of the previous content and the
+    # end of its own: what removing it from the conversation would roughly remove.
     boundaries = [where.start for where in placed if where is not None] + [len(text)]
     first_tokens = [bisect_left(token_starts, boundary) for boundary in boundaries]
     first_tokens[0], first_tokens[-1] = 0, len(input_ids)

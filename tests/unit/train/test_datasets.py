@@ -92,6 +92,13 @@ def test_a_bad_json_line_names_its_line(tmp_path):
     assert one_line_error(load_chat_records, path).startswith(f"{path}:2: not valid JSON")
 
 
+def test_an_empty_file_is_refused(tmp_path):
+    path = tmp_path / "sft.jsonl"
+    path.write_text("\n")
+    assert one_line_error(load_chat_records, path).startswith(f"{path}:1: the file is empty")
+    assert one_line_error(load_preference_records, path).startswith(f"{path}:1: the file is empty")
+
+
 def test_a_bad_json_list_names_the_line(tmp_path):
     path = tmp_path / "agenttraj.json"
     path.write_text('[\n  {"item_id": "textcraft_1",\n   "conversations": []}\n  {"item_id": 2}\n]')

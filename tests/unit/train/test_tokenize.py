@@ -222,3 +222,17 @@ def test_a_template_that_repeats_content_is_refused_with_the_item(load_tokenizer
         DataFormatError, match=r"^textcraft_3: the chat template writes a message twice"
     ):
         tokenize_records(tokenizer, [record])
+
+
+def test_a_template_that_refuses_the_conversation_says_why(load_tokenizer):
+    tokenizer = load_tokenizer("tiny")
+    tokenizer.chat_template = (
+        "{% for m in messages %}{% if (m['role'] == 'user') != loop.index0 is even %}"
+        "{{ raise_exception('roles must alternate user/assistant') }}{% endif %}"
+        "{{ m['content'] }}\n{% endfor %}"
+    )
+    record = ChatRecord(item_id="textcraft_5", messages=[CONVERSATION[0], *CONVERSATION[2:]])
+    with pytest.raises(
+        DataFormatError, match=r"^textcraft_5: the chat template refuses .*alternate"
+    ):
+        tokenize_records(tokenizer, [record])
