@@ -33,7 +33,7 @@ from agentcli.errors import DataFormatError
 
 __all__ = ["DataFormatError", "is_trained", "load_chat_records", "load_preference_records"]
 
-_ROLES = {"human": "user", "gpt": "assistant", "system": "system"}  # AgentGym's speakers
+_ROLES = {"human": "user", "gpt": "assistant", "system": "system"}  # AgentGym's, and system
 _PAIR_KEYS = {"item_id", "prompt", "response"}
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
