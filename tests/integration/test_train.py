@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
 from pathlib import Path
 
@@ -197,3 +198,39 @@ def test_two_cpu_processes_train_on_different_batches(tiny_model, bc_data, tmp_p
     assert not set(map(tuple, seen[0])) & set(map(tuple, seen[1]))
     assert summary.global_step == 2  # 16 conversations / (2 ranks × batch 4)
     assert (out / "config.json").is_file()
+
+
+def test_eval_every_epoch_rolls_out_the_saved_epoch_model(tiny_model, bc_data, tmp_path):
+    items = tmp_path / "test.json"
+    items.write_text(json.dumps([{"item_id": "textcraft_0"}, {"item_id": "textcraft_1"}]))
+    out = tmp_path / "bc"
+    config = config_for(
+        "bc", bc_data, tiny_model, out, "env=textcraft", f"eval_items={items}", "eval_every=1",
+        "save_every=1", "max_rounds=2", "epochs=1",
+    )  # fmt: skip
+
+    summary = train(config)
+
+    assert (out / "train_epoch_1" / "config.json").is_file()
+    episodes = (out / "eval" / "epoch_1" / "episodes.jsonl").read_text().splitlines()
+    assert sorted(json.loads(line)["item_id"] for line in episodes) == [
+        "textcraft_0",
+        "textcraft_1",
+    ]
+    evaluations = [entry for entry in summary.log_history if "eval_success" in entry]
+    assert len(evaluations) == 1 and 0.0 <= evaluations[0]["eval_success"] <= 1.0
+    assert "eval_score" in evaluations[0]
+
+
+def test_lora_without_merge_saves_the_adapters(tiny_model, bc_data, tmp_path):
+    out = tmp_path / "lora"
+    train(config_for("bc", bc_data, tiny_model, out, "lora=r=4", "merge=false", "epochs=1"))
+    assert (out / "adapter_config.json").is_file()
+    assert not (out / "model.safetensors").exists()
+
+
+def test_a_tracker_that_is_not_installed_is_one_line(tiny_model, bc_data, tmp_path):
+    if importlib.util.find_spec("wandb") is not None:
+        pytest.skip("wandb is installed here")
+    with pytest.raises(UsageError, match="pip install wandb"):
+        train(config_for("bc", bc_data, tiny_model, tmp_path / "out", "report_to=wandb"))
