@@ -33,6 +33,8 @@ TrainEnv = _option("Environment (needed by --eval-every); --task is AgentGym's n
                    "--env", "--task", kind=str)  # fmt: skip
 Template = _option("chat: the model's chat template; llama2: AgentGym's [INST] format.",
                    "--template", kind=str)  # fmt: skip
+Overflow = _option("Over --max-length: truncate_left (drop early turns) or drop (bc/sft).",
+                   "--overflow", kind=str)  # fmt: skip
 MaxLength = _option("Tokens per example at most; early turns go first (bc/sft).", "--max-length")
 BatchSize = _option("Examples per device per step (default: 4).", "--batch-size")
 GradAccum = _option("Steps of gradients summed per update (default: 1).", "--grad-accum")
@@ -94,6 +96,7 @@ def _command(method: str) -> Any:
         env: TrainEnv = None,
         template: Template = None,
         max_length: MaxLength = None,
+        overflow: Overflow = None,
         batch_size: BatchSize = None,
         gradient_accumulation_steps: GradAccum = None,
         epochs: Epochs = None,
