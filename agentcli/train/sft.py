@@ -1,0 +1,70 @@
+"""bc and sft: TRL's ``SFTTrainer`` on conversations we tokenize ourselves.
+
+``tokenize_records`` renders each conversation and marks the tokens to train on
+(``completion_mask``); TRL turns the mask into labels. Padding-free batching concatenates a
+batch's conversations into one row with ``position_ids`` restarting at each one, so no compute
+goes to padding; attention stays within each conversation because transformers builds a
+block-diagonal mask from the restarting positions when the model runs without a cache (TRL
+runs it so). Either way the batch size counts conversations, as in AgentGym.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from agentcli.train.arguments import shared_arguments
+from agentcli.train.config import TrainConfig
+
+log = logging.getLogger("agentgym.train")
+
+
+def resolve_batching(batching: str) -> str:
+    """``auto``: padding-free on a GPU. On CPU, attention over one concatenated row costs the
+    square of its length (no variable-length kernel there), which outweighs the padding saved:
+    batches of similar lengths waste little padding and keep each row's attention small."""
+    import torch
+
+    if batching != "auto":
+        return batching
+    return "padding_free" if torch.cuda.is_available() else "grouped"
+
+
+def build_sft_trainer(config: TrainConfig, model: Any, tokenizer: Any) -> Any:
+    from datasets import Dataset
+    from trl import SFTConfig, SFTTrainer
+
+    from agentcli.train.datasets import load_chat_records
+    from agentcli.train.model import lora_config
+    from agentcli.train.tokenize import tokenize_records
+
+    records = load_chat_records(config.data)
+    examples, report = tokenize_records(
+        tokenizer,
+        records,
+        template=config.template,
+        max_length=config.max_length,
+        overflow=config.overflow,
+    )
+    log.info("%s: %s", config.data, report.summary())
+    dataset = Dataset.from_dict(
+        {
+            "input_ids": [example.input_ids for example in examples],
+            "completion_mask": [example.completion_mask for example in examples],
+        }
+    )
+    batching = resolve_batching(config.batching)
+    arguments = SFTConfig(
+        **shared_arguments(config),
+        completion_only_loss=True,  # train where completion_mask is 1, nowhere else
+        padding_free=batching == "padding_free",
+        train_sampling_strategy="group_by_length" if batching == "grouped" else "random",
+        max_length=None,  # tokenize_records already applied max_length, by whole turns
+    )
+    return SFTTrainer(
+        model=model,
+        args=arguments,
+        train_dataset=dataset,
+        processing_class=tokenizer,
+        peft_config=lora_config(config.lora) if config.lora else None,
+    )

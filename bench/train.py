@@ -1,0 +1,256 @@
+"""Trained tokens per second of `agentgym train bc` against an AgentGym-style BC loop.
+
+Both sides train the same model (a fresh copy of the same weights each), on the same tokenized
+conversations, for the same tokens, one epoch each:
+
+- data: textcraft expert demos (the oracle's episodes on train items, collected here through
+  the rollout engine, or `--data FILE` in AgentGym JSON), rendered with the model's chat
+  template by `agentcli.train.tokenize`: AgentGym's conversation shape, loss on the agent's
+  turns only. Conversations are taken in a fixed shuffled order until `--tokens` is reached;
+  both sides get exactly that list of token sequences and masks.
+- ours: `agentcli.train.run.run_training` with our bc defaults (TRL's SFTTrainer, our
+  batching, batch size, fused loss), exactly what `agentgym train bc` runs; `--set key=value`
+  changes a TrainConfig field for experiments. Learning rate 1e-5 and one epoch on both sides.
+- baseline: the loop of AgentGym's BCTrainer (`agentenv/trainer/bc_trainer.py`): a shuffled
+  DataLoader of batch size 2, each batch padded to its longest sequence (labels -100 on the
+  padding), `model(input_ids, attention_mask, labels)`, AdamW, linear schedule, gradient clip
+  1, an optimizer step per batch, and gradient checkpointing on, as AgentGym's
+  `train_behavioral_clone.py` turns it on (`--no-baseline-checkpointing` turns it off, to
+  see how much of the difference it makes). Same precision as ours.
+
+Trained tokens are the conversations' tokens (padding excluded), the same count on both
+sides; time is the training loop only (model loading and tokenization excluded). Both sides
+run with `--threads` torch threads (default 1: on 2 shared cores a 2-thread team stalls
+whenever a core is busy, which makes results vary with the machine's load).
+
+On a GPU: `--model DIR --dtype bf16` (e.g. SmolLM2-135M from `agentgym model smollm2`) also
+prints the model FLOPs utilisation: tokens/s × FLOPs per token over `--peak-tflops` (989 for
+an H100/H200's dense bf16). FLOPs per token = 6·N (N: parameters, embeddings included as the
+LM head) + 6·layers·hidden·S (causal attention over S, the mean length of a trained sequence).
+
+    .venv/bin/python bench/train.py [--tokens 40000] [--episodes 300] [--threads 1]
+    .venv/bin/python bench/train.py --model models/smollm2-135m --dtype bf16 --peak-tflops 989
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from agentcli.data.records import ChatRecord, Episode, episode_conversation
+from agentcli.models import build_tiny_model
+
+BASELINE_BATCH_SIZE = 2  # AgentGym's behavioral-cloning scripts
+LEARNING_RATE = 1e-5
+
+
+@dataclass
+class Result:
+    tokens: int
+    seconds: float
+
+    @property
+    def tokens_per_s(self) -> float:
+        return self.tokens / self.seconds
+
+
+def demo_records(episodes: int, work: Path) -> list[ChatRecord]:
+    """Expert textcraft demos on train items, through the rollout engine and the oracle."""
+    from agentcli.data.jsonl import read_records
+    from agentcli.policy import PolicyConfig
+    from agentcli.rollout import RolloutConfig, execute
+
+    config = RolloutConfig(
+        env="textcraft",
+        split="train",
+        limit=episodes,
+        concurrency=16,
+        out=work / "demos",
+        policy=PolicyConfig(kind="oracle"),
+    )
+    execute(config)
+    return [
+        ChatRecord(item_id=episode.item_id, messages=episode_conversation(episode))
+        for episode in read_records(config.episodes_path, Episode)
+    ]
+
+
+def budgeted(records: list[ChatRecord], tokenizer, budget: int, seed: int):
+    """Conversations in a fixed shuffled order, tokenized, until ``budget`` tokens."""
+    from agentcli.train.tokenize import tokenize_records
+
+    examples, _ = tokenize_records(tokenizer, records)
+    order = list(range(len(examples)))
+    random.Random(seed).shuffle(order)
+    chosen, tokens = [], 0
+    for index in order:
+        if tokens >= budget:
+            break
+        chosen.append(index)
+        tokens += len(examples[index].input_ids)
+    return [records[i] for i in chosen], [examples[i] for i in chosen]
+
+
+def as_agentgym_json(records: list[ChatRecord], path: Path) -> None:
+    speakers = {"user": "human", "assistant": "gpt"}
+    path.write_text(
+        json.dumps(
+            [
+                {
+                    "item_id": record.item_id,
+                    "conversations": [
+                        {"from": speakers[m.role], "loss": m.loss, "value": m.content}
+                        for m in record.messages
+                    ],
+                }
+                for record in records
+            ]
+        )
+    )
+
+
+def run_ours(data: Path, model: Path, out: Path, dtype: str, settings: list[str]) -> Result:
+    from agentcli.config import resolve_config
+    from agentcli.train.config import TrainConfig
+    from agentcli.train.run import run_training
+
+    config = resolve_config(
+        TrainConfig,
+        cli={
+            "method": "bc",
+            "data": data,
+            "model": model,
+            "out": out,
+            "dtype": dtype,
+            "learning_rate": LEARNING_RATE,
+            "epochs": 1,
+            "save_steps": 10**9,  # no checkpoints in the timed loop
+        },
+        overrides=settings,
+        dotenv=None,
+    )
+    summary = run_training(config)
+    return Result(tokens=summary.tokens, seconds=summary.seconds)
+
+
+def run_baseline(examples, model_dir: Path, dtype: str, seed: int, checkpointing: bool) -> Result:
+    """AgentGym's BCTrainer loop: batch 2, padded to the batch's longest, a step per batch."""
+    from transformers import AutoModelForCausalLM, get_linear_schedule_with_warmup
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).to(device)
+    if checkpointing:
+        model.gradient_checkpointing_enable()
+    model.train()
+    pad = model.config.pad_token_id or 0
+    rows = [
+        (
+            e.input_ids,
+            [t if m else -100 for t, m in zip(e.input_ids, e.completion_mask, strict=True)],
+        )
+        for e in examples
+    ]
+
+    def collate(batch):
+        longest = max(len(ids) for ids, _ in batch)
+        return {
+            "input_ids": torch.tensor([ids + [pad] * (longest - len(ids)) for ids, _ in batch]),
+            "attention_mask": torch.tensor(
+                [[1] * len(ids) + [0] * (longest - len(ids)) for ids, _ in batch]
+            ),
+            "labels": torch.tensor([lab + [-100] * (longest - len(lab)) for _, lab in batch]),
+        }
+
+    generator = torch.Generator().manual_seed(seed)
+    loader = torch.utils.data.DataLoader(
+        rows, batch_size=BASELINE_BATCH_SIZE, shuffle=True, collate_fn=collate, generator=generator
+    )
+    optimizer = torch.optim.AdamW(model.parameters(), lr=LEARNING_RATE, eps=1e-8)
+    schedule = get_linear_schedule_with_warmup(optimizer, 0, len(loader))
+    autocast = torch.autocast(device, dtype=torch.bfloat16, enabled=dtype == "bf16")
+    tokens = 0
+    started = time.perf_counter()
+    for batch in loader:
+        batch = {key: value.to(device) for key, value in batch.items()}
+        with autocast:
+            loss = model(**batch).loss
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        schedule.step()
+        optimizer.zero_grad()
+        tokens += int(batch["attention_mask"].sum())
+    if device == "cuda":
+        torch.cuda.synchronize()
+    return Result(tokens=tokens, seconds=time.perf_counter() - started)
+
+
+def flops_per_token(model_dir: Path, mean_length: float) -> float:
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    config = AutoConfig.from_pretrained(model_dir)
+    with torch.device("meta"):
+        parameters = sum(p.numel() for p in AutoModelForCausalLM.from_config(config).parameters())
+    return 6 * parameters + 6 * config.num_hidden_layers * config.hidden_size * mean_length
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", type=Path, help="Model dir (default: a tiny Llama built here)")
+    parser.add_argument("--data", type=Path, help="AgentGym JSON (default: collect demos)")
+    parser.add_argument("--episodes", type=int, default=300, help="Demos to collect.")
+    parser.add_argument("--tokens", type=int, default=40_000, help="Tokens to train each side.")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--dtype", choices=["fp32", "bf16"], default="fp32")
+    parser.add_argument("--peak-tflops", type=float, help="The chip's peak, for MFU.")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--set", action="append", default=[], help="ours: key=value overrides")
+    parser.add_argument(
+        "--baseline-checkpointing",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="Gradient checkpointing in the baseline, as AgentGym's script has it.",
+    )
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+
+    from agentcli.train.datasets import load_chat_records
+    from agentcli.train.model import load_tokenizer
+
+    with tempfile.TemporaryDirectory() as scratch:
+        work = Path(scratch)
+        model = args.model or build_tiny_model(work / "tiny", hidden=256, layers=4, heads=4)
+        records = load_chat_records(args.data) if args.data else demo_records(args.episodes, work)
+        chosen, examples = budgeted(records, load_tokenizer(model), args.tokens, args.seed)
+        lengths = [len(e.input_ids) for e in examples]
+        print(
+            f"{len(examples)} conversations, {sum(lengths):,} tokens "
+            f"(lengths {min(lengths)}–{max(lengths)}, mean {sum(lengths) / len(lengths):.0f})"
+        )
+        data = work / "bench.json"
+        as_agentgym_json(chosen, data)
+        baseline = run_baseline(examples, model, args.dtype, args.seed, args.baseline_checkpointing)
+        ours = run_ours(data, model, work / "ours", args.dtype, args.set)
+
+    checkpointing = "on" if args.baseline_checkpointing else "off"
+    baseline_name = f"baseline (AgentGym BC, checkpointing {checkpointing})"
+    for name, result in ((baseline_name, baseline), ("ours (train bc)", ours)):
+        line = f"{name:45} {result.tokens:>8,} tokens {result.seconds:7.1f} s"
+        line += f" {result.tokens_per_s:9,.0f} tokens/s"
+        if args.peak_tflops:
+            mean = sum(lengths) / len(lengths)
+            achieved = result.tokens_per_s * flops_per_token(model, mean) / 1e12
+            line += f"  MFU {achieved / args.peak_tflops:.1%}"
+        print(line)
+    print(f"ratio: {ours.tokens_per_s / baseline.tokens_per_s:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
