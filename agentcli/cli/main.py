@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from agentcli import __version__
-from agentcli.cli import _errors, collect, data, env, evaluate, model, rollout
+from agentcli.cli import _errors, build_data, collect, data, env, evaluate, model, rollout
 from agentcli.cli._output import setup_logging, stderr, stdout
 
 app = typer.Typer(
@@ -25,6 +25,7 @@ app.add_typer(data.app, name="data")
 app.command()(collect.collect)
 app.command()(rollout.rollout)
 app.command("eval")(evaluate.evaluate)
+app.command("build-data")(build_data.build_data)
 
 
 def _show_version(value: bool) -> None:
