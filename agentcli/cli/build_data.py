@@ -77,4 +77,4 @@ def build_data(
     if print_config:
         show_config(resolved)
         return
-    stdout.print(run_build(resolved).line(), markup=False, highlight=False)
+    stdout.print(run_build(resolved).line(), markup=False, highlight=False, soft_wrap=True)

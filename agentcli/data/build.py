@@ -194,7 +194,7 @@ def _demo_examples(layout: RunLayout) -> list[_Example]:
 
 def _correction_examples(layout: RunLayout, k: int, *, keep: bool) -> list[_Example]:
     corrections_path, rollout_path = layout.corrections(k), layout.rollout(k)
-    for path, stage in ((corrections_path, "correct"), (rollout_path, "rollout")):
+    for path, stage in ((rollout_path, "rollout"), (corrections_path, "correct")):
         if not path.exists():
             raise UsageError(f"{path} does not exist: run iteration {k}'s {stage} stage first")
     episodes = {episode.item_id: episode for episode in read_records(rollout_path, Episode)}

@@ -27,7 +27,9 @@ def agentgym(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess
     )
 
 
-@pytest.mark.parametrize("command", [(), ("env",)], ids=["root", "env"])
+@pytest.mark.parametrize(
+    "command", [(), ("env",), ("build-data",)], ids=["root", "env", "build-data"]
+)
 def test_help_matches_snapshot(command):
     # Typer has changed help rendering between releases; a diff here means a user-visible change.
     result = agentgym(*command, "--help")
