@@ -29,8 +29,17 @@ def agentgym(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess
 
 @pytest.mark.parametrize(
     "command",
-    [(), ("env",), ("annotate",), ("extract-state",), ("correct",), ("train",), ("train", "bc")],
-    ids=["root", "env", "annotate", "extract-state", "correct", "train", "train-bc"],
+    [
+        (),
+        ("env",),
+        ("annotate",),
+        ("extract-state",),
+        ("correct",),
+        ("train",),
+        ("train", "bc"),
+        ("build-data",),
+    ],
+    ids=["root", "env", "annotate", "extract-state", "correct", "train", "train-bc", "build-data"],
 )
 def test_help_matches_snapshot(command):
     # Typer has changed help rendering between releases; a diff here means a user-visible change.
