@@ -89,10 +89,24 @@ def resolve_config(
         raise ConfigError(_describe(model, error, sources)) from None
 
 
+def config_as_data(config: BaseModel) -> Any:
+    """The resolved config as plain JSON-able data, secrets replaced by ``***``."""
+    return to_jsonable_python(_redact(config.model_dump(mode="python")))
+
+
 def config_as_yaml(config: BaseModel) -> str:
     """The resolved config as YAML, secrets replaced by ``***`` (for ``--print-config``)."""
-    data = to_jsonable_python(_redact(config.model_dump(mode="python")))
-    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+    return yaml.safe_dump(config_as_data(config), sort_keys=False, allow_unicode=True)
+
+
+def validate_config(model: type[ConfigT], data: Mapping[str, Any], *, source: str) -> ConfigT:
+    """``model`` from ``data`` built by code (e.g. one stage's config inside ``iterate``), with
+    the same one-line ``ConfigError`` as ``resolve_config``; ``source`` names where it came from."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as error:
+        sources: dict[KeyPath, str] = {(key,): source for key in data}
+        raise ConfigError(_describe(model, error, sources)) from None
 
 
 def dump_config(config: BaseModel, path: Path) -> None:

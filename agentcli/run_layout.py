@@ -3,6 +3,12 @@
 ``runs/<name>/`` holds the demos shared by every iteration, then one folder per iteration.
 Iteration k's ``model`` is rolled out (``rollout``) and corrected (``correction``); those
 corrections, with the demos and earlier corrections, make iteration k+1's ``data``.
+
+``iterate`` gives each environment a layout of its own (``env``: ``runs/<name>/<env>/``) for
+what is per environment (demos, rollouts, corrections, its training set, eval), and keeps at
+the run's root what the environments share: the mixed training set, the models, the manifest.
+``control`` holds iteration 1's matched control: model 0 trained on as many states of the
+expert's own episodes as iteration 1 has corrected states of the student's.
 """
 
 from __future__ import annotations
@@ -47,3 +53,42 @@ class RunLayout:
 
     def eval(self, k: int) -> Path:
         return self.iteration(k) / "eval"
+
+    @property
+    def manifest(self) -> Path:
+        """``iterate``'s record of every stage: status, config, inputs, outputs, timings."""
+        return self.root / "manifest.json"
+
+    @property
+    def lock(self) -> Path:
+        """Held by the ``iterate`` working on the run, so that a second one stops at once."""
+        return self.root / ".lock"
+
+    def env(self, name: str) -> RunLayout:
+        """Environment ``name``'s part of a run."""
+        return RunLayout(self.root / name)
+
+    @property
+    def control(self) -> Path:
+        return self.root / "control"
+
+    @property
+    def control_demos(self) -> Path:
+        """The expert's episodes on the items iteration 0's model was rolled out on."""
+        return self.control / "demos.jsonl"
+
+    @property
+    def control_annotated_demos(self) -> Path:
+        return self.control / "demos.annotated.jsonl"
+
+    @property
+    def control_data(self) -> Path:
+        return self.control / "data"
+
+    @property
+    def control_model(self) -> Path:
+        return self.control / "model"
+
+    @property
+    def control_eval(self) -> Path:
+        return self.control / "eval"

@@ -19,6 +19,7 @@ from agentcli.cli import (
     env,
     evaluate,
     extract_state,
+    iterate,
     model,
     rollout,
     train,
@@ -43,6 +44,7 @@ app.command()(annotate.annotate)
 app.command("extract-state")(extract_state.extract_state)
 app.command()(correct.correct)
 app.command("build-data")(build_data.build_data)
+app.command()(iterate.iterate)
 
 
 def _show_version(value: bool) -> None:

@@ -9,18 +9,24 @@ teacher's reason and action; dpo pairs that target (chosen) with the student's o
 only) or as one prompt per step (``single-prompt``, LEAP's way: the history in one user
 message). Items are split into train and test by a hash of their id, so an item stays on its
 side however many items later iterations add.
+
+``control`` builds iteration 1's matched control instead: the demos plus as many states of the
+expert's own episodes on the items the student was rolled out on (``control/demos.jsonl``) as
+iteration 1 has corrected states of the student's, each learned the way a correction is. So the
+control trains as much, on as many extra states, and differs only in whose states they are.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from agentcli.config import CommandConfig, dump_config
 from agentcli.data.convert import agentgym_training_text
@@ -39,6 +45,8 @@ from agentcli.data.records import (
 )
 from agentcli.errors import UsageError
 from agentcli.run_layout import RunLayout
+
+log = logging.getLogger("agentgym.data")
 
 Method = Literal["bc", "sft", "dpo"]
 Rendering = Literal["multi-turn", "single-prompt"]
@@ -72,11 +80,28 @@ class BuildDataConfig(CommandConfig):
     )
     holdout: float = Field(0.05, ge=0, lt=1, description="Share of items held out as test.")
     seed: int = Field(0, description="Seeds the train/test split and the balanced sampling.")
-    out: Path | None = Field(None, description="Output directory (default: <run>/iter<k>/data).")
+    control: bool = Field(
+        False,
+        description="Iteration 1's matched control: iteration 0's corrected states swapped for "
+        "as many states of the expert's own episodes on the same items (control/demos.jsonl).",
+    )
+    out: Path | None = Field(
+        None, description="Output directory (default: <run>/iter<k>/data, <run>/control/data)."
+    )
+
+    @model_validator(mode="after")
+    def _control_is_iteration_one(self) -> BuildDataConfig:
+        if self.control and (self.iter != 1 or self.method == "dpo"):
+            raise ValueError(
+                "the control continues iteration 0 as iteration 1 does: build it with --iter 1"
+                " and method bc or sft (the expert's own states have no rejected turn)"
+            )
+        return self
 
     @property
     def out_dir(self) -> Path:
-        return self.out or RunLayout(self.run).data(self.iter)
+        layout = RunLayout(self.run)
+        return self.out or (layout.control_data if self.control else layout.data(self.iter))
 
     @property
     def train_path(self) -> Path:
@@ -111,6 +136,15 @@ class BuildSummary:
         return f"{self.train} train + {self.test} test records ({parts}){equal} → {self.train_path}"
 
 
+@dataclass
+class TrainingSet:
+    """An iteration's records, rendered and split, before they are written."""
+
+    train: list[TrainingRecord]
+    test: list[TrainingRecord]
+    summary: BuildSummary
+
+
 @dataclass(frozen=True)
 class _Example:
     """One training target: the episode up to step ``t`` and the turn to learn there."""
@@ -123,6 +157,15 @@ class _Example:
 
 def build_data(config: BuildDataConfig) -> BuildSummary:
     """Write the train and test files of ``config.method`` for ``config.iter``."""
+    built = training_set(config)
+    write_training_set(config.method, built.train, config.train_path)
+    write_training_set(config.method, built.test, config.test_path)
+    dump_config(config, config.config_path)
+    return built.summary
+
+
+def training_set(config: BuildDataConfig) -> TrainingSet:
+    """The records ``build_data`` writes (``iterate`` mixes several envs' into one file)."""
     layout = RunLayout(config.run)
     if config.method == "dpo" and config.iter == 0:
         raise UsageError("dpo pairs come from corrections: build dpo data for --iter 1 or later")
@@ -137,6 +180,9 @@ def build_data(config: BuildDataConfig) -> BuildSummary:
     }
     if config.mix == "balanced":
         corrections = _balanced(corrections, config.seed)
+    if config.control:
+        corrected = sum(len(examples) for examples in corrections.values())
+        corrections = {"control": _expert_examples(layout, corrected, config.seed)}
     sources |= corrections
 
     render = _renderer(config)
@@ -152,10 +198,7 @@ def build_data(config: BuildDataConfig) -> BuildSummary:
             held_out = is_held_out(record.item_id, config.holdout, config.seed)
             (test if held_out else train).append(record)
     summary.train, summary.test = len(train), len(test)
-    _write(config, train, config.train_path)
-    _write(config, test, config.test_path)
-    dump_config(config, config.config_path)
-    return summary
+    return TrainingSet(train, test, summary)
 
 
 def is_held_out(item_id: str, fraction: float, seed: int) -> bool:
@@ -190,6 +233,36 @@ def _demo_examples(layout: RunLayout) -> list[_Example]:
     if not demos:
         raise UsageError(f"{path} holds no successful episode to clone: collect demos again")
     return [_Example(demo, None) for demo in demos]
+
+
+def _expert_examples(layout: RunLayout, count: int, seed: int) -> list[_Example]:
+    """``count`` states of the expert's successful episodes in ``control/demos.jsonl`` (the
+    annotated ones when annotate ran), sampled with a seed; when they hold fewer states, each
+    is used once before any is used again."""
+    annotated = layout.control_annotated_demos
+    path = annotated if annotated.exists() else layout.control_demos
+    if not path.exists():
+        raise UsageError(f"{path} does not exist: run the control's collect stage first")
+    states = [
+        _Example(episode, t, assistant_text(step.reason, step.action))
+        for episode in read_records(path, Episode)
+        if episode.success
+        for t, step in enumerate(episode.steps)
+    ]
+    if not states and count:
+        raise UsageError(f"{path} holds no successful episode: collect the control again")
+    if count > len(states):
+        log.warning(
+            "control: the expert's episodes hold %d states for %d corrected ones, so states"
+            " repeat; roll the student out on more items for a closer match",
+            len(states),
+            count,
+        )
+    rng = random.Random(f"{seed}:control")
+    chosen: list[_Example] = []
+    while len(chosen) < count:
+        chosen += rng.sample(states, min(len(states), count - len(chosen)))
+    return chosen
 
 
 def _correction_examples(layout: RunLayout, k: int, *, keep: bool) -> list[_Example]:
@@ -302,8 +375,9 @@ def _text(part: str | list[ChatMessage]) -> str:
     return part if isinstance(part, str) else "\n".join(m.content for m in part)
 
 
-def _write(config: BuildDataConfig, records: list[BaseModel], path: Path) -> None:
-    if config.method == "bc":
+def write_training_set(method: Method, records: Sequence[BaseModel], path: Path) -> None:
+    """Write ``records`` as ``method``'s file: AgentGym JSON for bc, JSONL otherwise."""
+    if method == "bc":
         write_atomic(path, agentgym_training_text(records))
     else:
         write_records(path, records)

@@ -1,0 +1,84 @@
+"""``agentgym iterate``: run iterations of the LEAP loop over a run directory (resumable)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Annotated, Any
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from agentcli.cli import _options
+from agentcli.cli._output import stderr, stdout
+from agentcli.cli._rollout import show_config
+
+
+def iterate(
+    config: _options.ConfigFile = None,
+    iteration: Annotated[
+        int | None, typer.Option("--iter", help="The iteration to run.", show_default=False)
+    ] = None,
+    iterations: Annotated[
+        str | None,
+        typer.Option("--iters", help="Iterations to run in turn, e.g. 0-3.", show_default=False),
+    ] = None,
+    from_stage: Annotated[
+        str | None,
+        typer.Option(
+            help="Redo this stage of the (first) iteration and every stage after it.",
+            show_default=False,
+        ),
+    ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Redo finished stages whose config changed.")
+    ] = False,
+    print_config: _options.PrintConfig = False,
+    overrides: _options.Overrides = None,
+) -> None:
+    """Run iterations of the LEAP loop; rerunning skips finished stages and resumes the rest.
+
+    Example: agentgym iterate --config configs/quickstart.yaml --iters 0-1
+    """
+    from agentcli.iterate import (
+        iteration_line,
+        iteration_numbers,
+        resolve_iterations,
+        run_iteration,
+    )
+
+    configs = resolve_iterations(config, iteration_numbers(iteration, iterations), overrides or [])
+    if print_config:
+        for resolved in configs:
+            stdout.print(f"# iteration {resolved.iter}", markup=False)
+            show_config(resolved)
+        return
+    for position, resolved in enumerate(configs):
+        with _stage_progress() as progress:
+            outcomes = run_iteration(
+                resolved,
+                from_stage=from_stage if position == 0 else None,
+                force=force,
+                progress=progress,
+            )
+        stdout.print(iteration_line(resolved, outcomes), markup=False, highlight=False)
+
+
+@contextmanager
+def _stage_progress() -> Iterator[Any]:
+    """A bar per stage on stderr (terminals only); yields the callback stages report to."""
+    columns = (
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=stderr, disable=not stderr.is_terminal) as bars:
+        tasks: dict[str, Any] = {}
+
+        def update(stage: str, done: int, total: int | None) -> None:
+            if stage not in tasks:
+                tasks[stage] = bars.add_task(stage, total=total)
+            bars.update(tasks[stage], completed=done, total=total)
+
+        yield update

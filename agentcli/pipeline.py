@@ -1,0 +1,296 @@
+"""A stage graph over a run directory, with ``manifest.json`` saying what each stage did.
+
+``agentcli.iterate`` builds an iteration's stages; ``run_stages`` runs them in order. For each
+stage the manifest records its status (pending, running, done, failed), its config and the
+config's hash, fingerprints of its inputs and outputs, a one-line summary and timings. The
+manifest is rewritten atomically before a stage starts and after it ends, so a killed run
+leaves one that says which stage was running.
+
+A rerun decides stage by stage:
+
+- done, same config, same inputs, outputs still there: skipped;
+- done, inputs changed (an earlier stage was redone) or outputs gone: redone;
+- done, config changed: an error naming the stage and the keys, unless ``force`` says to
+  redo it. Settings that change how a stage runs but not what it makes (``OPERATIONAL``:
+  server URLs, concurrency, retries, the budget) do not count as changes;
+- running or failed (interrupted): run again, which resumes it, since every stage picks up
+  its own outputs (records keyed by item id, training checkpoints); redone instead when its
+  inputs changed meanwhile;
+- never run: run.
+
+``from_stage`` redoes the named stage. A redone stage redoes every later stage of its
+iteration too. Redoing first removes the stage's outputs, so a resumable stage starts over
+instead of resuming from stale records.
+
+Fingerprints: a file by the sha256 of its bytes; a directory (a model: up to gigabytes) by
+the relative path, size and modification time of every file in it, which is cheap and
+changes whenever anything in it is rewritten.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import logging
+import shutil
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from agentcli.data.jsonl import write_atomic
+from agentcli.errors import UsageError
+
+log = logging.getLogger("agentgym.iterate")
+
+PENDING, RUNNING, DONE, FAILED = "pending", "running", "done", "failed"
+MANIFEST_VERSION = 1
+# Keys (the last part of a dotted path) that change how a stage runs, not what it makes.
+OPERATIONAL = frozenset({"env_server", "concurrency", "max_cost", "timeout_s", "max_retries"})
+
+Action = Literal["skip", "run", "redo"]
+
+
+@dataclass
+class Stage:
+    """One step of an iteration: ``run`` does the work (resuming from its outputs) and returns
+    a one-line summary."""
+
+    name: str  # what --from-stage names: collect, annotate, build-data, train, eval, ...
+    iteration: int
+    config: dict[str, Any]  # JSON-able, secrets hidden (config_as_data)
+    inputs: Sequence[Path]
+    outputs: Sequence[Path]  # removed before a redo
+    run: Callable[[], str]
+    env: str | None = None
+    ledger: Path | None = None  # a teacher stage's cost ledger, for the report
+
+    @property
+    def key(self) -> str:
+        return "/".join([f"iter{self.iteration}", self.name, *([self.env] if self.env else [])])
+
+
+@dataclass(frozen=True)
+class Outcome:
+    key: str
+    action: Action
+    reason: str
+    summary: str
+
+
+class Manifest:
+    """``manifest.json``: stage key → what the stage did."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.stages: dict[str, dict[str, Any]] = {}
+        self.iterations: dict[str, dict[str, Any]] = {}
+        if path.exists():
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+                self.stages, self.iterations = data["stages"], data["iterations"]
+            except (ValueError, KeyError, TypeError):
+                raise UsageError(
+                    f"{path} is not an agentgym manifest: move it away or choose another run"
+                ) from None
+
+    def save(self) -> None:
+        data = {
+            "version": MANIFEST_VERSION,
+            "iterations": self.iterations,
+            "stages": self.stages,
+        }
+        write_atomic(self.path, json.dumps(data, indent=2) + "\n")
+
+
+def config_hash(config: Mapping[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()
+
+
+def changed_keys(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """Dotted keys whose values differ, leaving out the ``OPERATIONAL`` ones."""
+    flat_old, flat_new = _flatten(old), _flatten(new)
+    return sorted(
+        key
+        for key in flat_old.keys() | flat_new.keys()
+        if flat_old.get(key) != flat_new.get(key) and key.split(".")[-1] not in OPERATIONAL
+    )
+
+
+def fingerprint(path: Path) -> dict[str, Any] | None:
+    """A file's sha256 and size; a directory's hash of (path, size, mtime) of its files;
+    None when nothing is there."""
+    if path.is_file():
+        digest = hashlib.sha256()
+        with path.open("rb") as file:
+            while chunk := file.read(1 << 20):
+                digest.update(chunk)
+        return {"sha256": digest.hexdigest(), "size": path.stat().st_size}
+    if path.is_dir():
+        listing = hashlib.sha256()
+        files = sorted(item for item in path.rglob("*") if item.is_file())
+        for item in files:
+            stat = item.stat()
+            listing.update(
+                f"{item.relative_to(path)}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode()
+            )
+        return {"files": len(files), "size_mtime_sha256": listing.hexdigest()}
+    return None
+
+
+def fingerprints(paths: Sequence[Path]) -> dict[str, Any]:
+    return {str(path): fingerprint(path) for path in paths}
+
+
+def decide(
+    stage: Stage, entry: Mapping[str, Any] | None, *, requested: bool, force: bool
+) -> tuple[Action, str]:
+    """What to do with ``stage`` given its manifest ``entry``, and why (for the log)."""
+    if requested:
+        return "redo", "redo requested"
+    if entry is None or entry["status"] == PENDING:
+        return "run", "not run yet"
+    inputs_changed = entry["inputs"] != fingerprints(stage.inputs)
+    if entry["status"] != DONE:
+        if inputs_changed:
+            return "redo", f"was {entry['status']}, and its inputs changed since"
+        if entry["config_hash"] != config_hash(stage.config):
+            log.warning(
+                "%s: config changed since it started (%s): resuming with the new one; pass"
+                " --from-stage %s to start it over",
+                stage.key,
+                ", ".join(changed_keys(entry["config"], stage.config)) or "operational keys",
+                stage.name,
+            )
+        return "run", f"resuming (was {entry['status']})"
+    changed = changed_keys(entry["config"], stage.config)
+    if changed:
+        if not force:
+            raise UsageError(
+                f"{stage.key} is done, but its config changed ({', '.join(changed)}): pass"
+                f" --force to redo it and what follows, --from-stage {stage.name}, or undo"
+                " the change"
+            )
+        return "redo", f"config changed ({', '.join(changed)})"
+    if inputs_changed:
+        return "redo", "its inputs changed"
+    gone = [path for path, print_ in entry["outputs"].items() if print_ and not Path(path).exists()]
+    if gone:
+        return "redo", f"{gone[0]} is gone"
+    return "skip", "done"
+
+
+def run_stages(
+    stages: Sequence[Stage],
+    manifest: Manifest,
+    *,
+    from_stage: str | None = None,
+    force: bool = False,
+) -> list[Outcome]:
+    """Run (or skip, resume, redo) each stage in order, recording it in ``manifest``."""
+    if from_stage is not None and from_stage not in {stage.name for stage in stages}:
+        names = ", ".join(dict.fromkeys(stage.name for stage in stages))
+        raise UsageError(f"--from-stage {from_stage}: no such stage here; the stages: {names}")
+    redo_rest: set[int] = set()  # iterations where a stage was redone
+    outcomes = []
+    for stage in stages:
+        entry = manifest.stages.get(stage.key)
+        requested = stage.name == from_stage or stage.iteration in redo_rest
+        action, reason = decide(stage, entry, requested=requested, force=force)
+        if action == "redo":
+            redo_rest.add(stage.iteration)
+        if action == "skip":
+            log.info("%s: skipped (%s)", stage.key, reason)
+            outcomes.append(Outcome(stage.key, action, reason, entry["summary"]))
+            continue
+        log.info("%s: %s", stage.key, reason)
+        summary = _run(stage, manifest, entry, redo=action == "redo")
+        log.info("%s: %s", stage.key, summary)
+        outcomes.append(Outcome(stage.key, action, reason, summary))
+    return outcomes
+
+
+def _run(
+    stage: Stage, manifest: Manifest, previous: Mapping[str, Any] | None, *, redo: bool
+) -> str:
+    if redo:
+        for path in stage.outputs:
+            _remove(path)
+    entry: dict[str, Any] = {
+        "status": RUNNING,
+        "iteration": stage.iteration,
+        "stage": stage.name,
+        "env": stage.env,
+        "ledger": str(stage.ledger) if stage.ledger else None,
+        "config_hash": config_hash(stage.config),
+        "config": stage.config,
+        "inputs": fingerprints(stage.inputs),
+        "outputs": {},
+        "summary": "",
+        # a resumed stage's attempts and seconds add up; a redone one starts again
+        "attempts": 1 if redo or previous is None else previous["attempts"] + 1,
+        "seconds": 0.0 if redo or previous is None else previous["seconds"],
+        "started_at": _now(),
+        "finished_at": None,
+    }
+    manifest.stages[stage.key] = entry
+    manifest.save()
+    started = time.perf_counter()
+    try:
+        summary = stage.run()
+    except BaseException as exc:  # Ctrl-C too: the manifest says the stage did not finish
+        entry.update(
+            status=FAILED,
+            error=str(exc) or type(exc).__name__,
+            seconds=round(entry["seconds"] + time.perf_counter() - started, 3),
+        )
+        manifest.save()
+        raise
+    entry.update(
+        status=DONE,
+        summary=summary,
+        outputs=fingerprints(stage.outputs),
+        seconds=round(entry["seconds"] + time.perf_counter() - started, 3),
+        finished_at=_now(),
+    )
+    entry.pop("error", None)
+    manifest.save()
+    return summary
+
+
+@contextmanager
+def run_lock(path: Path) -> Iterator[None]:
+    """Hold ``path`` locked while working on a run; the lock dies with the process."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w") as file:
+        try:
+            fcntl.flock(file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise UsageError(
+                f"another agentgym iterate is working on {path.parent}: wait for it to end"
+            ) from None
+        yield
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir():
+        shutil.rmtree(path)
+    else:
+        path.unlink(missing_ok=True)
+
+
+def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(value, Mapping) and value:
+        flat: dict[str, Any] = {}
+        for key, inner in value.items():
+            flat |= _flatten(inner, f"{prefix}{key}.")
+        return flat
+    return {prefix[:-1]: value}
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
