@@ -334,13 +334,16 @@ class _Plan:
     def collect(self, env: str, *, control: bool) -> Stage:
         """The expert's demos; for the control, on the items the student is rolled out on."""
         where = self.layout.env(env)
-        settings = self.config.rollout if control else self.config.collect
+        settings = self.config.collect
+        if control:  # the expert plays as in collect, on the items the student is rolled out on
+            items = {"split": self.config.rollout.split, "limit": self.config.rollout.limit}
+            settings = settings.model_copy(update=items)
         rollout = self._rollout_config(
             env,
             settings,
             out=where.control_demos if control else where.demos,
             policy={"kind": "oracle"},
-            section="rollout" if control else "collect",
+            section="collect",
         )
         return self._stage(
             "control-collect" if control else "collect",

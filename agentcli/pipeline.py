@@ -195,6 +195,10 @@ def run_stages(
     if from_stage is not None and from_stage not in {stage.name for stage in stages}:
         names = ", ".join(dict.fromkeys(stage.name for stage in stages))
         raise UsageError(f"--from-stage {from_stage}: no such stage here; the stages: {names}")
+    for stage in stages:  # the manifest lists the whole plan from the start
+        if stage.key not in manifest.stages:
+            manifest.stages[stage.key] = _entry(stage, PENDING, inputs={}, attempts=0, seconds=0.0)
+    manifest.save()
     redo_rest: set[int] = set()  # iterations where a stage was redone
     outcomes = []
     for stage in stages:
@@ -220,23 +224,15 @@ def _run(
     if redo:
         for path in stage.outputs:
             _remove(path)
-    entry: dict[str, Any] = {
-        "status": RUNNING,
-        "iteration": stage.iteration,
-        "stage": stage.name,
-        "env": stage.env,
-        "ledger": str(stage.ledger) if stage.ledger else None,
-        "config_hash": config_hash(stage.config),
-        "config": stage.config,
-        "inputs": fingerprints(stage.inputs),
-        "outputs": {},
-        "summary": "",
-        # a resumed stage's attempts and seconds add up; a redone one starts again
-        "attempts": 1 if redo or previous is None else previous["attempts"] + 1,
-        "seconds": 0.0 if redo or previous is None else previous["seconds"],
-        "started_at": _now(),
-        "finished_at": None,
-    }
+    # a resumed stage's attempts and seconds add up; a redone one starts again
+    fresh = redo or previous is None
+    entry = _entry(
+        stage,
+        RUNNING,
+        inputs=fingerprints(stage.inputs),
+        attempts=1 if fresh else previous["attempts"] + 1,
+        seconds=0.0 if fresh else previous["seconds"],
+    )
     manifest.stages[stage.key] = entry
     manifest.save()
     started = time.perf_counter()
@@ -260,6 +256,27 @@ def _run(
     entry.pop("error", None)
     manifest.save()
     return summary
+
+
+def _entry(
+    stage: Stage, status: str, *, inputs: dict[str, Any], attempts: int, seconds: float
+) -> dict[str, Any]:
+    return {
+        "status": status,
+        "iteration": stage.iteration,
+        "stage": stage.name,
+        "env": stage.env,
+        "ledger": str(stage.ledger) if stage.ledger else None,
+        "config_hash": config_hash(stage.config),
+        "config": stage.config,
+        "inputs": inputs,
+        "outputs": {},
+        "summary": "",
+        "attempts": attempts,
+        "seconds": seconds,
+        "started_at": _now() if status == RUNNING else None,
+        "finished_at": None,
+    }
 
 
 @contextmanager

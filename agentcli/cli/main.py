@@ -21,6 +21,7 @@ from agentcli.cli import (
     extract_state,
     iterate,
     model,
+    report,
     rollout,
     train,
 )
@@ -45,6 +46,7 @@ app.command("extract-state")(extract_state.extract_state)
 app.command()(correct.correct)
 app.command("build-data")(build_data.build_data)
 app.command()(iterate.iterate)
+app.command()(report.report)
 
 
 def _show_version(value: bool) -> None:

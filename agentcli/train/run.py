@@ -60,9 +60,17 @@ def build_trainer(config: TrainConfig) -> Any:
 
 
 def last_checkpoint(config: TrainConfig) -> str | None:
-    from transformers.trainer_utils import get_last_checkpoint
+    """The newest whole checkpoint. The trainer writes ``trainer_state.json`` last, so a run
+    killed while saving leaves a folder without it, which resuming must pass over."""
+    from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 
-    return get_last_checkpoint(str(config.checkpoints)) if config.checkpoints.is_dir() else None
+    whole = [
+        folder
+        for folder in config.checkpoints.glob(f"{PREFIX_CHECKPOINT_DIR}-*")
+        if folder.name.split("-")[-1].isdigit() and (folder / "trainer_state.json").is_file()
+    ]
+    newest = max(whole, key=lambda folder: int(folder.name.split("-")[-1]), default=None)
+    return str(newest) if newest else None
 
 
 def checkpoint_state(checkpoint: str | None) -> Any:

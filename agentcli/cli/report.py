@@ -1,0 +1,44 @@
+"""``agentgym report``: a run's success, score and cost per iteration and env; a PNG plot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich import box
+from rich.table import Table
+
+from agentcli.cli._output import stdout
+
+
+def report(
+    run: Annotated[Path, typer.Argument(help="The run directory (runs/<name>).")],
+) -> None:
+    """Print a table of every iteration (and the control) per env, and write report.png.
+
+    Example: agentgym report runs/quickstart
+    """
+    from agentcli.report import PLOT_NAME, plot_report, read_report
+
+    rows = read_report(run)
+    plot_report(rows, run / PLOT_NAME, title=run.name)
+    table = Table(title=str(run), box=box.SIMPLE_HEAD)
+    columns = (
+        "iter", "env", "items", "success", "score", "steps", "trained steps", "tokens",
+        "teacher $",
+    )  # fmt: skip
+    for column in columns:
+        table.add_column(column, justify="left" if column in ("iter", "env") else "right")
+    for row in rows:
+        table.add_row(
+            row.iteration, row.env, str(row.episodes), f"{row.success_rate:.1%}",
+            f"{row.mean_score:.3g}", f"{row.mean_steps:.1f}", _count(row.train_steps),
+            _count(row.tokens_trained), f"{row.teacher_cost:.4f}",
+        )  # fmt: skip
+    stdout.print(table)
+    stdout.print(f"plot → {run / PLOT_NAME}", markup=False, highlight=False)
+
+
+def _count(value: int | None) -> str:
+    return "-" if value is None else f"{value:,}"
