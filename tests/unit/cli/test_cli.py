@@ -38,8 +38,10 @@ def agentgym(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess
         ("train",),
         ("train", "bc"),
         ("build-data",),
+        ("iterate",),
+        ("report",),
     ],
-    ids=["root", "env", "annotate", "extract-state", "correct", "train", "train-bc", "build-data"],
+    ids=lambda command: "-".join(command) or "root",
 )
 def test_help_matches_snapshot(command):
     # Typer has changed help rendering between releases; a diff here means a user-visible change.

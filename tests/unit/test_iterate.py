@@ -1,0 +1,147 @@
+"""``iterate``'s config (sections, per-iteration overrides, placeholders, one-line errors) and
+the stages it plans for an iteration."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agentcli.errors import ConfigError, UsageError
+from agentcli.iterate import (
+    IterateConfig,
+    iteration_numbers,
+    iteration_stages,
+    resolve_iterations,
+    run_iteration,
+)
+
+BASE = """\
+run: {run}
+envs: [textcraft]
+model: models/tiny
+rollout: {{limit: 7, max_rounds: 5, policy: {{temperature: 0.5}}}}
+collect: {{limit: 20, max_rounds: 30}}
+train: {{epochs: 1, run_name: "iter{{iter}}-from-{{prev_iter}}"}}
+iterations:
+  1: {{train: {{epochs: 3}}}}
+"""
+
+
+@pytest.fixture
+def config_file(tmp_path: Path) -> Path:
+    path = tmp_path / "iterate.yaml"
+    path.write_text(BASE.format(run=tmp_path / "run").replace("-from-{prev_iter}", ""))
+    return path
+
+
+def resolve(path: Path, *iterations: int, overrides: tuple[str, ...] = ()) -> list[IterateConfig]:
+    return resolve_iterations(path, list(iterations), list(overrides))
+
+
+def test_an_iteration_gets_its_overrides_and_placeholders(config_file):
+    first, second = resolve(config_file, 0, 1)
+    assert (first.train.epochs, second.train.epochs) == (1, 3)
+    assert (first.train.run_name, second.train.run_name) == ("iter0", "iter1")
+    assert second.train.batch_size == 4  # a key the override leaves alone keeps its value
+
+
+def test_prev_iter_is_refused_in_iteration_zero(tmp_path):
+    path = tmp_path / "iterate.yaml"
+    path.write_text(BASE.format(run=tmp_path / "run"))
+    assert resolve(path, 1)[0].train.run_name == "iter1-from-0"
+    with pytest.raises(ConfigError, match="prev_iter"):
+        resolve(path, 0)
+
+
+def test_sections_take_the_stage_commands_own_fields_and_defaults(config_file):
+    config = resolve(config_file, 0)[0]
+    assert config.collect.split == "train" and config.eval.split == "test"
+    assert config.train.learning_rate is None  # left to the method's recipe, as `train` does
+    with pytest.raises(ConfigError) as error:
+        resolve(config_file, 0, overrides=("train.epoch=2",))
+    assert str(error.value).startswith("train.epoch: unknown key") and "train.epochs" in str(
+        error.value
+    )
+    with pytest.raises(ConfigError, match=r"^rollout.limit: must be ≥ 1"):
+        resolve(config_file, 0, overrides=("rollout.limit=0",))
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("method=dpo", "dpo learns from corrections"),
+        ("env_servers={babyai: [http://127.0.0.1:1]}", "env_servers names babyai, not in envs"),
+        ("iterations={0: {run: elsewhere}}", "iterations.0 cannot override run"),
+    ],
+)
+def test_inconsistent_configs_are_one_line(config_file, override, message):
+    with pytest.raises(ConfigError, match=message) as error:
+        resolve(config_file, 0, overrides=(override,))
+    assert "\n" not in str(error.value)
+
+
+def test_an_unknown_env_names_the_closest(config_file):
+    with pytest.raises(UsageError, match="did you mean 'textcraft'"):
+        resolve(config_file, 0, overrides=("envs=[textcraf]",))
+
+
+@pytest.mark.parametrize(
+    ("iteration", "iterations", "numbers"), [(2, None, [2]), (None, "0-3", [0, 1, 2, 3])]
+)
+def test_iteration_numbers(iteration, iterations, numbers):
+    assert iteration_numbers(iteration, iterations) == numbers
+
+
+@pytest.mark.parametrize(("iteration", "iterations"), [(None, None), (1, "0-1"), (None, "3-1")])
+def test_iteration_numbers_refuse_what_is_not_one_range(iteration, iterations):
+    with pytest.raises(UsageError):
+        iteration_numbers(iteration, iterations)
+
+
+def keys(config: IterateConfig) -> list[str]:
+    return [stage.key for stage in iteration_stages(config, lambda *_: None)]
+
+
+def test_the_stages_of_iteration_zero_and_one_per_env(config_file):
+    overrides = ("envs=[textcraft, babyai]", "control=true")
+    first, second = resolve(config_file, 0, 1, overrides=overrides)
+    assert keys(first) == [
+        "iter0/collect/textcraft", "iter0/collect/babyai",
+        "iter0/annotate/textcraft", "iter0/annotate/babyai",
+        "iter0/build-data", "iter0/train", "iter0/eval/textcraft", "iter0/eval/babyai",
+    ]  # fmt: skip
+    assert keys(second) == [
+        "iter1/rollout/textcraft", "iter1/rollout/babyai",
+        "iter1/correct/textcraft", "iter1/correct/babyai",
+        "iter1/build-data", "iter1/train", "iter1/eval/textcraft", "iter1/eval/babyai",
+        "iter1/control-collect/textcraft", "iter1/control-collect/babyai",
+        "iter1/control-annotate/textcraft", "iter1/control-annotate/babyai",
+        "iter1/control-build-data", "iter1/control-train",
+        "iter1/control-eval/textcraft", "iter1/control-eval/babyai",
+    ]  # fmt: skip
+
+
+def test_iteration_one_learns_from_model_zero_and_the_control_matches_it(config_file, tmp_path):
+    config = resolve(config_file, 1, overrides=("control=true",))[0]
+    stages = {stage.key: stage for stage in iteration_stages(config, lambda *_: None)}
+    run = tmp_path / "run"
+    rollout = stages["iter1/rollout/textcraft"].config
+    assert rollout["policy"]["model"] == str(run / "iter0" / "model")
+    assert rollout["policy"]["temperature"] == 0.5
+    assert rollout["out"] == str(run / "textcraft" / "iter0" / "rollout")
+    train, control = stages["iter1/train"].config, stages["iter1/control-train"].config
+    assert train["model"] == control["model"] == str(run / "iter0" / "model")
+    assert train["resume"] is True
+    assert {k: v for k, v in train.items() if k not in ("data", "out")} == {
+        k: v for k, v in control.items() if k not in ("data", "out")
+    }  # the same training, on other data
+    expert = stages["iter1/control-collect/textcraft"].config
+    assert (expert["split"], expert["limit"]) == (rollout["split"], rollout["limit"])
+    assert expert["max_rounds"] == 30  # the expert plays as in collect
+    assert expert["policy"]["kind"] == "oracle"
+
+
+def test_iteration_one_waits_for_model_zero(config_file):
+    with pytest.raises(UsageError, match="run --iter 0 first"):
+        run_iteration(resolve(config_file, 1)[0])
