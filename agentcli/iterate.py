@@ -98,13 +98,17 @@ _EvalFields = _settings(RolloutConfig, "_EvalFields", filled=_ROLLOUT_FILLED, do
 class RolloutSettings(_RolloutFields):
     """`agentgym rollout`: the previous iteration's model on training items."""
 
-    policy: PolicySettings = Field(default_factory=lambda: PolicySettings())
+    policy: PolicySettings = Field(
+        default_factory=lambda: PolicySettings(), description="The student's generation."
+    )
 
 
 class EvalSettings(_EvalFields):
     """`agentgym eval`: each iteration's model on held-out items."""
 
-    policy: PolicySettings = Field(default_factory=lambda: PolicySettings())
+    policy: PolicySettings = Field(
+        default_factory=lambda: PolicySettings(), description="The student's generation."
+    )
 
 
 CorrectSettings = _settings(
@@ -152,7 +156,10 @@ class IterateConfig(CommandConfig):
     method: Literal["bc", "sft", "dpo"] = Field(
         "sft", description="Training method (dpo needs corrections: iteration 1 on)."
     )
-    teacher: TeacherConfig = Field(default_factory=lambda: TeacherConfig(kind="oracle"))
+    teacher: TeacherConfig = Field(
+        default_factory=lambda: TeacherConfig(kind="oracle"),
+        description="Who annotates and corrects; default: the env's oracle (kind: oracle).",
+    )
     annotate: bool = Field(
         True, description="The teacher writes the reason behind each demo action (iteration 0)."
     )
@@ -170,12 +177,22 @@ class IterateConfig(CommandConfig):
         default_factory=dict,
         description="Env name → server URLs; an env not named here gets a built-in server.",
     )
-    collect: CollectSettings = Field(default_factory=lambda: CollectSettings())
-    rollout: RolloutSettings = Field(default_factory=RolloutSettings)
-    correct: CorrectSettings = Field(default_factory=lambda: CorrectSettings())
-    data: DataSettings = Field(default_factory=lambda: DataSettings())
-    train: TrainSettings = Field(default_factory=lambda: TrainSettings())
-    eval: EvalSettings = Field(default_factory=EvalSettings)
+    collect: CollectSettings = Field(
+        default_factory=lambda: CollectSettings(), description="Settings of collect."
+    )
+    rollout: RolloutSettings = Field(
+        default_factory=RolloutSettings, description="Settings of rollout."
+    )
+    correct: CorrectSettings = Field(
+        default_factory=lambda: CorrectSettings(), description="Settings of correct."
+    )
+    data: DataSettings = Field(
+        default_factory=lambda: DataSettings(), description="Settings of build-data."
+    )
+    train: TrainSettings = Field(
+        default_factory=lambda: TrainSettings(), description="Settings of train."
+    )
+    eval: EvalSettings = Field(default_factory=EvalSettings, description="Settings of eval.")
     iterations: dict[int, dict[str, Any]] = Field(
         default_factory=dict,
         description="Overrides for one iteration, merged over the sections above, e.g."
@@ -211,6 +228,11 @@ class IterateConfig(CommandConfig):
             raise ValueError(
                 "dpo learns from corrections, which iteration 0 has none of: train it with bc"
                 " or sft and switch from iteration 1 on (iterations: {1: {method: dpo}})"
+            )
+        if self.teacher.dry_run:
+            raise ValueError(
+                "teacher.dry_run writes nothing for later stages to use: estimate a stage's"
+                " cost with its own command (agentgym correct --dry-run …)"
             )
         if self.control and self.method == "dpo":
             raise ValueError("the control learns expert states, which have no rejected turn")

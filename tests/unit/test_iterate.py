@@ -73,6 +73,7 @@ def test_sections_take_the_stage_commands_own_fields_and_defaults(config_file):
         ("method=dpo", "dpo learns from corrections"),
         ("env_servers={babyai: [http://127.0.0.1:1]}", "env_servers names babyai, not in envs"),
         ("iterations={0: {run: elsewhere}}", "iterations.0 cannot override run"),
+        ("teacher.dry_run=true", "teacher.dry_run writes nothing"),
     ],
 )
 def test_inconsistent_configs_are_one_line(config_file, override, message):
