@@ -74,6 +74,13 @@ def _settings(
 
 _ROLLOUT_FILLED = {"env", "data", "env_server", "out", "policy"}
 
+TeacherSettings = _settings(
+    TeacherConfig,
+    "TeacherSettings",
+    filled=set(),
+    defaults={"kind": "oracle"},  # a section naming no teacher means the built-in one
+    doc="Who teaches: the env's oracle, or an LLM at an OpenAI-compatible endpoint (openai).",
+)
 PolicySettings = _settings(
     PolicyConfig,
     "PolicySettings",
@@ -156,9 +163,8 @@ class IterateConfig(CommandConfig):
     method: Literal["bc", "sft", "dpo"] = Field(
         "sft", description="Training method (dpo needs corrections: iteration 1 on)."
     )
-    teacher: TeacherConfig = Field(
-        default_factory=lambda: TeacherConfig(kind="oracle"),
-        description="Who annotates and corrects; default: the env's oracle (kind: oracle).",
+    teacher: TeacherSettings = Field(
+        default_factory=lambda: TeacherSettings(), description="Who annotates and corrects."
     )
     annotate: bool = Field(
         True, description="The teacher writes the reason behind each demo action (iteration 0)."
@@ -260,13 +266,16 @@ def iteration_numbers(iteration: int | None, iterations: str | None) -> list[int
 def resolve_iterations(
     config_file: Path | None, iterations: list[int], overrides: list[str]
 ) -> list[IterateConfig]:
-    """Each iteration's config, all validated before the first one runs."""
+    """Each iteration's config, validated with every stage's config before anything runs."""
     if config_file is None:
         raise UsageError("iterate needs --config FILE (see configs/ for examples)")
-    return [
+    configs = [
         resolve_config(IterateConfig, config_file=config_file, cli={"iter": k}, overrides=overrides)
         for k in iterations
     ]
+    for config in configs:
+        iteration_stages(config, _silent)  # builds (and so validates) each stage's config
+    return configs
 
 
 def iteration_line(config: IterateConfig, outcomes: list[Outcome]) -> str:

@@ -74,12 +74,18 @@ def test_sections_take_the_stage_commands_own_fields_and_defaults(config_file):
         ("env_servers={babyai: [http://127.0.0.1:1]}", "env_servers names babyai, not in envs"),
         ("iterations={0: {run: elsewhere}}", "iterations.0 cannot override run"),
         ("teacher.dry_run=true", "teacher.dry_run writes nothing"),
+        ("teacher.kind=openai", "teacher: .*an openai teacher needs --base-url"),
     ],
 )
 def test_inconsistent_configs_are_one_line(config_file, override, message):
     with pytest.raises(ConfigError, match=message) as error:
         resolve(config_file, 0, overrides=(override,))
     assert "\n" not in str(error.value)
+
+
+def test_a_teacher_section_naming_no_kind_is_the_oracle(config_file):
+    config = resolve(config_file, 1, overrides=("teacher.concurrency=2",))[0]
+    assert (config.teacher.kind, config.teacher.concurrency) == ("oracle", 2)
 
 
 def test_an_unknown_env_names_the_closest(config_file):
