@@ -213,3 +213,36 @@ def test_command_writes_the_files_and_one_summary_line(run):
                      "--mix", "sometimes")  # fmt: skip
     assert wrong.returncode == 2 and wrong.stderr.strip().count("\n") == 0
     assert "mix" in wrong.stderr
+
+
+def test_the_control_learns_as_many_expert_states_on_the_same_items(run):
+    rollout("textcraft", STUDENT_ITEMS[0], run.control_demos, OraclePolicy())
+    experts = {e.item_id: e for e in read_records(run.control_demos, Episode) if e.success}
+    corrected = len(_corrected_steps(run, 0))
+    train, _, summary = _build(run, method="sft", iter=1, control=True, holdout=0)
+    assert summary.sources == {"demos": len(DEMO_ITEMS), "control": corrected}
+    assert BuildDataConfig(run=run.root, method="sft", iter=1, control=True).out_dir == (
+        run.control_data
+    )
+    states = []
+    for record in train[len(DEMO_ITEMS) :]:
+        episode = experts[record.item_id]  # an expert episode on an item the student played
+        observations = [m.content for m in record.messages[2::2]]
+        t = len(observations) - 1
+        assert observations == [step.observation for step in episode.steps[: t + 1]]
+        step = episode.steps[t]
+        assert record.messages[-1].content == assistant_text(step.reason, step.action)
+        learned = [m.loss for m in record.messages if m.role == "assistant"]
+        assert learned == [False] * (t + 1) + [True]  # the acknowledgement, t turns, the target
+        states.append((record.item_id, t))
+    available = sum(episode.n_steps for episode in experts.values())
+    uses = [states.count(state) for state in set(states)]
+    # every state once before any twice
+    assert max(uses) - min(uses) <= 1 and len(set(states)) == min(available, corrected)
+
+
+def test_the_control_is_built_for_iteration_1_from_collected_expert_states(run):
+    with pytest.raises(ValueError, match="--iter 1 and method bc or sft"):
+        BuildDataConfig(run=run.root, method="sft", iter=2, control=True)
+    with pytest.raises(UsageError, match="run the control's collect stage first"):
+        _build(run, method="sft", iter=1, control=True)
