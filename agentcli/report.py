@@ -15,7 +15,7 @@ from typing import Any
 from agentcli.data.jsonl import read_records
 from agentcli.errors import UsageError
 from agentcli.evaluate import ALL
-from agentcli.iterate import train_summary_path
+from agentcli.iterate.stages import train_summary_path
 from agentcli.pipeline import Manifest
 from agentcli.run_layout import RunLayout
 

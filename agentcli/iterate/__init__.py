@@ -1,0 +1,94 @@
+"""``agentgym iterate``: the LEAP loop as stages over a run directory (see ``agentcli.pipeline``).
+
+Iteration 0, behavioural cloning (``[env]``: once per environment)::
+
+    collect[env] → annotate[env] → extract-state[env] → build-data → train → eval[env]
+
+Iteration k ≥ 1, the teacher corrects the student's own episodes::
+
+    rollout[env] (model k-1, training items) → correct[env] → build-data → train (from
+    model k-1) → eval[env]
+
+and in iteration 1 with ``control: true`` the matched control, iteration 0 continued as
+iteration 1 is but on the expert's own states::
+
+    control-collect[env] (the expert on the items the student was rolled out on) →
+    control-annotate[env] → control-build-data → control-train (from model 0) → control-eval[env]
+
+Each environment's files live in its own part of the run (``RunLayout.env``); the training
+set mixes all of them and one model learns from it. Each section of the config holds the
+settings of the command that runs its stage (the same names, types, defaults and help) less
+what iterate fills in (environment, paths, models); ``iterations`` overrides sections for
+one iteration.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentcli.config import config_as_data, dump_config, resolve_config
+from agentcli.errors import UsageError
+from agentcli.iterate.config import IterateConfig, iteration_numbers
+from agentcli.iterate.stages import Progress, iteration_stages, no_progress
+from agentcli.pipeline import DONE, Manifest, Outcome, run_lock, run_stages
+
+__all__ = [
+    "IterateConfig", "iteration_line", "iteration_numbers", "iteration_stages",
+    "resolve_iterations", "run_iteration",
+]  # fmt: skip
+
+CONFIG_NAME = "iterate.yaml"  # the iteration's resolved config, in its folder
+
+
+def resolve_iterations(
+    config_file: Path | None, iterations: list[int], overrides: list[str]
+) -> list[IterateConfig]:
+    """Each iteration's config, validated with every stage's config before anything runs."""
+    if config_file is None:
+        raise UsageError("iterate needs --config FILE (see configs/ for examples)")
+    configs = [
+        resolve_config(IterateConfig, config_file=config_file, cli={"iter": k}, overrides=overrides)
+        for k in iterations
+    ]
+    for config in configs:
+        iteration_stages(config, no_progress)  # builds (and so validates) each stage's config
+    return configs
+
+
+def iteration_line(config: IterateConfig, outcomes: list[Outcome]) -> str:
+    """One line on what an iteration did: stages run and skipped, then each eval's result."""
+    ran = sum(outcome.action != "skip" for outcome in outcomes)
+    results = [
+        (f"control {o.summary}" if "/control-eval/" in o.key else o.summary)
+        for o in outcomes
+        if o.key.split("/")[1] in ("eval", "control-eval")
+    ]
+    return (
+        f"iteration {config.iter}: {ran} stages run, {len(outcomes) - ran} skipped; "
+        + "; ".join(results)
+    )
+
+
+def run_iteration(
+    config: IterateConfig,
+    *,
+    from_stage: str | None = None,
+    force: bool = False,
+    progress: Progress | None = None,
+) -> list[Outcome]:
+    """Run, resume or skip each stage of ``config.iter``, recording them in the manifest."""
+    layout = config.layout
+    with run_lock(layout.lock):
+        manifest = Manifest(layout.manifest)
+        k = config.iter
+        if k > 0 and manifest.stages.get(f"iter{k - 1}/train", {}).get("status") != DONE:
+            raise UsageError(
+                f"iteration {k} starts from iteration {k - 1}'s model, which is not trained"
+                f" yet: run --iter {k - 1} first"
+            )
+        stages = iteration_stages(config, progress or no_progress)
+        dump_config(config, layout.iteration(k) / CONFIG_NAME)
+        record = manifest.iterations.setdefault(str(k), {})
+        record["config"] = config_as_data(config)
+        manifest.save()
+        return run_stages(stages, manifest, from_stage=from_stage, force=force)

@@ -1,0 +1,244 @@
+"""``iterate``'s config: one section per stage, holding the settings of the command that runs
+it (the same names, types, defaults and help) less what ``iterate`` fills in itself
+(environment, paths, models); ``iterations`` overrides sections for one iteration."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, create_model, model_validator
+
+from agentcli.config import CommandConfig
+from agentcli.data.build import BuildDataConfig
+from agentcli.envs.registry import get_spec
+from agentcli.errors import UsageError
+from agentcli.policy import PolicyConfig
+from agentcli.rollout import RolloutConfig
+from agentcli.run_layout import RunLayout
+from agentcli.teacher import TeacherConfig
+from agentcli.teacher.stages import CorrectConfig
+from agentcli.train.config import TrainConfig
+
+
+def _settings(
+    model: type[BaseModel],
+    name: str,
+    *,
+    filled: set[str],
+    doc: str,
+    defaults: Mapping[str, Any] | None = None,
+) -> Any:
+    """A config section: ``model``'s fields (types, defaults, help) less those iterate fills."""
+    fields: dict[str, Any] = {}
+    for field_name, info in model.model_fields.items():
+        if field_name in filled:
+            continue
+        if defaults and field_name in defaults:
+            info = copy.copy(info)
+            info.default = defaults[field_name]
+        fields[field_name] = (info.annotation, info)
+    return create_model(name, __base__=CommandConfig, __doc__=doc, __module__=__name__, **fields)
+
+
+_ROLLOUT_FILLED = {"env", "data", "env_server", "out", "policy"}
+
+TeacherSettings = _settings(
+    TeacherConfig,
+    "TeacherSettings",
+    filled=set(),
+    defaults={"kind": "oracle"},  # a section naming no teacher means the built-in one
+    doc="Who teaches: the env's oracle, or an LLM at an OpenAI-compatible endpoint (openai).",
+)
+PolicySettings = _settings(
+    PolicyConfig,
+    "PolicySettings",
+    filled={"model"},
+    doc="How the student acts: its iteration's model (local), or a server of it (openai).",
+)
+CollectSettings = _settings(
+    RolloutConfig,
+    "CollectSettings",
+    filled=_ROLLOUT_FILLED,
+    defaults={"split": "train"},
+    doc="`agentgym collect`: the expert's demos.",
+)
+
+
+_RolloutFields = _settings(
+    RolloutConfig, "_RolloutFields", filled=_ROLLOUT_FILLED, defaults={"split": "train"}, doc=""
+)
+_EvalFields = _settings(RolloutConfig, "_EvalFields", filled=_ROLLOUT_FILLED, doc="")
+
+
+class RolloutSettings(_RolloutFields):
+    """`agentgym rollout`: the previous iteration's model on training items."""
+
+    policy: PolicySettings = Field(
+        default_factory=lambda: PolicySettings(), description="The student's generation."
+    )
+
+
+class EvalSettings(_EvalFields):
+    """`agentgym eval`: each iteration's model on held-out items."""
+
+    policy: PolicySettings = Field(
+        default_factory=lambda: PolicySettings(), description="The student's generation."
+    )
+
+
+CorrectSettings = _settings(
+    CorrectConfig,
+    "CorrectSettings",
+    filled={"env", "out", "teacher", "rollout", "state"},
+    doc="`agentgym correct`: which student episodes the teacher corrects.",
+)
+DataSettings = _settings(
+    BuildDataConfig,
+    "DataSettings",
+    filled={"method", "iter", "run", "out", "control"},
+    doc="`agentgym build-data`: how examples are rendered, mixed and split.",
+)
+TrainSettings = _settings(
+    TrainConfig,
+    "TrainSettings",
+    filled={
+        "method",
+        "data",
+        "model",
+        "out",
+        "env",
+        "resume",
+        "eval_every",
+        "eval_steps",
+        "eval_items",
+        "env_server",
+        "max_rounds",
+        "eval_batch_size",
+    },  # fmt: skip
+    doc="`agentgym train`: hyper-parameters (unset ones take the method's recipe).",
+)
+
+
+class IterateConfig(CommandConfig):
+    """``agentgym iterate``: one iteration of the LEAP loop over a run directory."""
+
+    run: Path = Field(description="The run directory, e.g. runs/quickstart.")
+    iter: int = Field(0, ge=0, description="The iteration (set by --iter / --iters).")
+    envs: list[str] = Field(
+        min_length=1, description="Environments: their data is mixed for training; eval per env."
+    )
+    model: Path = Field(description="The model iteration 0 trains from (an HF directory).")
+    method: Literal["bc", "sft", "dpo"] = Field(
+        "sft", description="Training method (dpo needs corrections: iteration 1 on)."
+    )
+    teacher: TeacherSettings = Field(
+        default_factory=lambda: TeacherSettings(), description="Who annotates and corrects."
+    )
+    annotate: bool = Field(
+        True, description="The teacher writes the reason behind each demo action (iteration 0)."
+    )
+    extract_state: bool = Field(
+        False,
+        description="The teacher writes each task's privileged state (iteration 0); an LLM"
+        " teacher reads it from the demos, so roll out only items the demos cover.",
+    )
+    control: bool = Field(
+        False,
+        description="Iteration 1 also trains model 0 on as many states of the expert's own"
+        " episodes as it corrects of the student's, and evaluates it.",
+    )
+    env_servers: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Env name → server URLs; an env not named here gets a built-in server.",
+    )
+    collect: CollectSettings = Field(
+        default_factory=lambda: CollectSettings(), description="Settings of collect."
+    )
+    rollout: RolloutSettings = Field(
+        default_factory=RolloutSettings, description="Settings of rollout."
+    )
+    correct: CorrectSettings = Field(
+        default_factory=lambda: CorrectSettings(), description="Settings of correct."
+    )
+    data: DataSettings = Field(
+        default_factory=lambda: DataSettings(), description="Settings of build-data."
+    )
+    train: TrainSettings = Field(
+        default_factory=lambda: TrainSettings(), description="Settings of train."
+    )
+    eval: EvalSettings = Field(default_factory=EvalSettings, description="Settings of eval.")
+    iterations: dict[int, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="Overrides for one iteration, merged over the sections above, e.g."
+        " {1: {train: {epochs: 2}}}.",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _iteration_overrides(cls, data: Any) -> Any:
+        """Merge ``iterations[iter]`` over the rest, so the config is the iteration's own."""
+        if not isinstance(data, dict) or not isinstance(data.get("iterations"), dict):
+            return data
+        iteration = str(data.get("iter", 0))
+        for key, overrides in data["iterations"].items():
+            if str(key) != iteration or not overrides:
+                continue
+            if not isinstance(overrides, dict):
+                raise ValueError(f"iterations.{key} must be a mapping of sections to settings")
+            fixed = {"run", "iter", "iterations"} & overrides.keys()
+            if fixed:
+                raise ValueError(f"iterations.{key} cannot override {', '.join(sorted(fixed))}")
+            data = _merged(data, overrides)
+        return data
+
+    @model_validator(mode="after")
+    def _consistent(self) -> IterateConfig:
+        for env in self.envs:
+            get_spec(env)  # an unknown name is one line with the closest known one
+        strays = set(self.env_servers) - set(self.envs)
+        if strays:
+            raise ValueError(f"env_servers names {', '.join(sorted(strays))}, not in envs")
+        if self.method == "dpo" and self.iter == 0:
+            raise ValueError(
+                "dpo learns from corrections, which iteration 0 has none of: train it with bc"
+                " or sft and switch from iteration 1 on (iterations: {1: {method: dpo}})"
+            )
+        if self.teacher.dry_run:
+            raise ValueError(
+                "teacher.dry_run writes nothing for later stages to use: estimate a stage's"
+                " cost with its own command (agentgym correct --dry-run …)"
+            )
+        if self.control and self.method == "dpo":
+            raise ValueError("the control learns expert states, which have no rejected turn")
+        return self
+
+    @property
+    def layout(self) -> RunLayout:
+        return RunLayout(self.run)
+
+
+def iteration_numbers(iteration: int | None, iterations: str | None) -> list[int]:
+    """``--iter N`` → [N]; ``--iters A-B`` → [A, ..., B]."""
+    if (iteration is None) == (iterations is None):
+        raise UsageError("say which iterations to run: --iter N or --iters A-B (one of them)")
+    if iteration is not None:
+        if iteration < 0:
+            raise UsageError(f"--iter {iteration}: iterations count from 0")
+        return [iteration]
+    first, dash, last = (iterations or "").partition("-")
+    if not (first.isdigit() and (not dash or last.isdigit())) or int(last or first) < int(first):
+        raise UsageError(f"--iters {iterations!r}: write a range like 0-3 (or one number)")
+    return list(range(int(first), int(last or first) + 1))
+
+
+def _merged(base: Mapping[str, Any], layer: Mapping[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in layer.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = _merged(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
