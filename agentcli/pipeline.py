@@ -170,15 +170,11 @@ def decide(
     changed = changed_keys(entry["config"], stage.config)
     if changed:
         if not force:
-            raise UsageError(
-                f"{stage.key} is done, but its config changed ({', '.join(changed)}): pass"
-                f" --force to redo it and what follows, --from-stage {stage.name}, or undo"
-                " the change"
-            )
+            raise _changed_config(stage, changed)
         return "redo", f"config changed ({', '.join(changed)})"
     if inputs_changed:
         return "redo", "its inputs changed"
-    gone = [path for path, print_ in entry["outputs"].items() if print_ and not Path(path).exists()]
+    gone = [path for path, made in entry["outputs"].items() if made and not Path(path).exists()]
     if gone:
         return "redo", f"{gone[0]} is gone"
     return "skip", "done"
@@ -195,6 +191,17 @@ def run_stages(
     if from_stage is not None and from_stage not in {stage.name for stage in stages}:
         names = ", ".join(dict.fromkeys(stage.name for stage in stages))
         raise UsageError(f"--from-stage {from_stage}: no such stage here; the stages: {names}")
+    if not force:  # a changed config is an error before anything runs, not halfway through
+        requested_from = next(
+            (position for position, stage in enumerate(stages) if stage.name == from_stage),
+            len(stages),
+        )
+        for stage in stages[:requested_from]:
+            entry = manifest.stages.get(stage.key)
+            if entry is not None and entry["status"] == DONE:
+                changed = changed_keys(entry["config"], stage.config)
+                if changed:
+                    raise _changed_config(stage, changed)
     for stage in stages:  # the manifest lists the whole plan from the start
         if stage.key not in manifest.stages:
             manifest.stages[stage.key] = _entry(stage, PENDING, inputs={}, attempts=0, seconds=0.0)
@@ -258,6 +265,13 @@ def _run(
     return summary
 
 
+def _changed_config(stage: Stage, changed: list[str]) -> UsageError:
+    return UsageError(
+        f"{stage.key} is done, but its config changed ({', '.join(changed)}): pass --force to"
+        f" redo it and what follows, --from-stage {stage.name}, or undo the change"
+    )
+
+
 def _entry(
     stage: Stage, status: str, *, inputs: dict[str, Any], attempts: int, seconds: float
 ) -> dict[str, Any]:
@@ -301,7 +315,8 @@ def _remove(path: Path) -> None:
 
 
 def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
-    if isinstance(value, Mapping) and value:
+    """``{"a": {"b": 1}}`` → ``{"a.b": 1}``; an empty mapping below the top stays a value."""
+    if isinstance(value, Mapping) and (value or not prefix):
         flat: dict[str, Any] = {}
         for key, inner in value.items():
             flat |= _flatten(inner, f"{prefix}{key}.")

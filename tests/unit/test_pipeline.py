@@ -158,6 +158,19 @@ def test_a_changed_config_of_a_finished_stage_is_an_error_naming_stage_and_keys(
     assert "\n" not in message
 
 
+def test_a_changed_config_is_refused_before_anything_runs(tmp_path):
+    Pipeline(tmp_path).run()
+    (tmp_path / "source.txt").write_text("7\n")  # the double stage would be redone first
+    pipeline = Pipeline(tmp_path)
+    stages = pipeline.stages()
+    stages[2].config = {"rounding": "up"}
+    with pytest.raises(
+        UsageError, match=r"iter0/total is done, but its config changed \(rounding\)"
+    ):
+        run_stages(stages, Manifest(tmp_path / "manifest.json"))
+    assert pipeline.calls == {}
+
+
 def test_operational_settings_are_not_config_changes(tmp_path):
     Pipeline(tmp_path).run()
     pipeline = Pipeline(tmp_path)
