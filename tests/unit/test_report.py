@@ -1,0 +1,101 @@
+"""``report`` on a run's files as iterate leaves them: eval metrics, training summaries and
+teacher ledgers, found through the manifest even after the run directory was moved."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from agentcli.data.jsonl import write_records
+from agentcli.errors import UsageError
+from agentcli.evaluate import Metrics, write_metrics
+from agentcli.pipeline import Manifest
+from agentcli.report import plot_report, read_report
+from agentcli.run_layout import RunLayout
+from agentcli.teacher.ledger import LedgerEntry
+
+ENVS = ["textcraft", "babyai"]
+SUCCESS = {("0", "textcraft"): 0.2, ("0", "babyai"): 0.4, ("1", "textcraft"): 0.5}
+SUCCESS |= {("1", "babyai"): 0.6, ("control", "textcraft"): 0.3, ("control", "babyai"): 0.45}
+
+
+def ledger_line(cost: float) -> LedgerEntry:
+    return LedgerEntry(
+        time="2026-01-01T00:00:00", stage="correct", item_id="x_1", model="gpt-4o-mini",
+        request="0" * 16, retries=0, repair=0, outcome="ok", cost_usd=cost,
+    )  # fmt: skip
+
+
+def make_run(root):
+    layout = RunLayout(root)
+    manifest = Manifest(layout.manifest)
+    for k in (0, 1):
+        manifest.iterations[str(k)] = {"config": {"run": str(root), "envs": ENVS}}
+        summary = {"steps": 10 * (k + 1), "global_step": 10 * (k + 1), "tokens": 1000 * (k + 1)}
+        layout.model(k).mkdir(parents=True)
+        (layout.model(k) / "train_summary.json").write_text(json.dumps(summary))
+    layout.control_model.mkdir(parents=True)
+    (layout.control_model / "train_summary.json").write_text(json.dumps({"global_step": 20}))
+    for (label, env), success in SUCCESS.items():
+        where = layout.env(env)
+        folder = where.control_eval if label == "control" else where.eval(int(label))
+        write_metrics([Metrics(env, "all", 100, success, success, 7.5, 0)], folder)
+    # teacher stages: iteration 1's corrections cost money in textcraft (two ledger lines)
+    # and in the control's annotate; iteration 0's oracle annotate wrote no ledger at all
+    stages = [
+        (0, "annotate", "textcraft", "demos.annotated.ledger.jsonl", []),
+        (1, "correct", "textcraft", "iter0/correction/ledger.jsonl", [0.25, 0.5]),
+        (1, "correct", "babyai", "iter0/correction/ledger.jsonl", [0.125]),
+        (1, "control-annotate", "textcraft", "control/demos.annotated.ledger.jsonl", [1.0]),
+    ]
+    for k, stage, env, name, costs in stages:
+        ledger = layout.env(env).root / name
+        if costs:
+            write_records(ledger, [ledger_line(cost) for cost in costs])
+        manifest.stages[f"iter{k}/{stage}/{env}"] = {
+            "iteration": k, "stage": stage, "env": env, "ledger": str(ledger)
+        }  # fmt: skip
+    manifest.save()
+    return layout
+
+
+def test_a_row_per_iteration_and_env_with_the_control_after_iteration_1(tmp_path):
+    moved = tmp_path / "moved"
+    shutil.move(make_run(tmp_path / "run").root, moved)  # recorded paths name the old place
+    rows = read_report(moved)
+    assert [(row.iteration, row.env) for row in rows] == [
+        ("0", "textcraft"), ("0", "babyai"), ("1", "textcraft"), ("1", "babyai"),
+        ("control", "textcraft"), ("control", "babyai"),
+    ]  # fmt: skip
+    assert {(row.iteration, row.env): row.success_rate for row in rows} == SUCCESS
+    costs = {(row.iteration, row.env): row.teacher_cost for row in rows}
+    assert costs == {
+        ("0", "textcraft"): 0.0, ("0", "babyai"): 0.0, ("1", "textcraft"): 0.75,
+        ("1", "babyai"): 0.125, ("control", "textcraft"): 1.0, ("control", "babyai"): 0.0,
+    }  # fmt: skip
+    assert [row.train_steps for row in rows] == [10, 10, 20, 20, 20, 20]
+    assert [row.tokens_trained for row in rows] == [1000, 1000, 2000, 2000, None, None]
+
+
+def test_an_iteration_not_evaluated_yet_has_no_row(tmp_path):
+    layout = make_run(tmp_path / "run")
+    shutil.rmtree(layout.env("babyai").eval(1))
+    rows = read_report(layout.root)
+    assert ("1", "babyai") not in {(row.iteration, row.env) for row in rows}
+
+
+def test_the_plot_is_a_png(tmp_path):
+    layout = make_run(tmp_path / "run")
+    plot_report(read_report(layout.root), tmp_path / "report.png", title="run")
+    assert (tmp_path / "report.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_run_with_nothing_evaluated_is_one_line(tmp_path):
+    layout = RunLayout(tmp_path)
+    manifest = Manifest(layout.manifest)
+    manifest.iterations["0"] = {"config": {"run": str(tmp_path), "envs": ["textcraft"]}}
+    manifest.save()
+    with pytest.raises(UsageError, match="no iteration has been evaluated yet"):
+        read_report(tmp_path)
