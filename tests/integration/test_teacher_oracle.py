@@ -169,6 +169,9 @@ def test_an_episode_from_another_simulator_is_refused(corrected):
     foreign = episode.model_copy(update={"steps": steps})
     with pytest.raises(AgentGymError, match="another step 0's observation"):
         corrected.run([corrected.teacher.correct(foreign, None)])
+    # the session is reused and the teacher still answers, the same as before
+    again = corrected.run([corrected.teacher.correct(episode, None)])
+    assert again == corrected.corrections[:1]
 
 
 def test_envs_without_a_simulator_have_no_oracle():
