@@ -218,7 +218,7 @@ def single_prompt(
     lines = [instruction, ""]
     omitted = len(history) - len(shown)
     if omitted:
-        lines += [f"Observation: {history[0].observation}", f"({omitted} steps not shown)"]
+        lines += [f"Observation: {history[0].observation}", f"(earlier steps not shown: {omitted})"]
     for step in shown:
         lines += [f"Observation: {step.observation}", assistant_text(step.reason, step.action)]
     lines.append(f"Observation: {observation}")

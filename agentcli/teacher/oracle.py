@@ -37,6 +37,9 @@ ResultT = TypeVar("ResultT")
 
 
 class OracleTeacher:
+    """The ``Teacher`` of a built-in env with an expert. ``correct`` needs no privileged
+    state: the simulator it replays in knows everything."""
+
     name = "oracle"
 
     def __init__(self, env: str, *, concurrency: int = 4) -> None:
@@ -105,8 +108,11 @@ class OracleTeacher:
             session = await asyncio.to_thread(environment.open_session)
         try:
             yield session
+        except AgentGymError:
+            self._idle.append(session)  # a refused episode or item: the next reset serves
+            raise
         except BaseException:
-            # a simulator that failed mid-episode may be broken (a dead JVM): do not reuse it
+            # a simulator that crashed mid-episode may be broken (a dead JVM): do not reuse it
             await asyncio.to_thread(session.close)
             raise
         self._idle.append(session)

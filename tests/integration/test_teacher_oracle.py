@@ -18,6 +18,7 @@ import pytest
 from agentcli.data.records import Correction, Episode
 from agentcli.envs.registry import get_spec
 from agentcli.errors import AgentGymError, UsageError
+from agentcli.policy.base import Reply
 from agentcli.policy.oracle import OraclePolicy
 from agentcli.rollout import INVALID_REPLY
 from agentcli.teacher.oracle import OracleTeacher
@@ -25,6 +26,7 @@ from tests.random_policy import RandomPolicy, rollout
 
 SAMPLED_CASES = 50  # (episode, t) pairs replayed per env
 EXPERT_ROUND_CAP = 100  # rounds the expert may take to finish from a corrected state
+SHORT_SCIWORLD_ITEM = 4240  # a gold path of 5 actions: 7 steps with the student's detours
 # babyai: seed 2 of every level but OpenDoorsOrderN4Debug (15), whose verifier fails two
 # "open A, then open B" missions in three the moment A opens (see the babyai tests).
 ITEMS = {
@@ -167,8 +169,59 @@ def test_an_episode_from_another_simulator_is_refused(corrected):
     foreign = episode.model_copy(update={"steps": steps})
     with pytest.raises(AgentGymError, match="another step 0's observation"):
         corrected.run([corrected.teacher.correct(foreign, None)])
+    # the session is reused and the teacher still answers, the same as before
+    again = corrected.run([corrected.teacher.correct(episode, None)])
+    assert again == corrected.corrections[:1]
 
 
 def test_envs_without_a_simulator_have_no_oracle():
     with pytest.raises(UsageError, match="no oracle teacher for it: use --teacher openai"):
         OracleTeacher("webshop")
+
+
+class DetouringExpert:
+    """Follows the expert but checks its inventory every third turn: a student with detours
+    whose other steps are already the expert's."""
+
+    name = "detouring-expert"
+
+    async def act(self, conversation, session):
+        turn = (len(conversation) - 3) // 2
+        action = "inventory" if turn % 3 == 2 else await session.expert_action()
+        return Reply(text=f"Thought: next.\nAction: {action}")
+
+    async def aclose(self) -> None:
+        return None
+
+
+@pytest.mark.java
+@pytest.mark.slow
+@pytest.mark.skipif(get_spec("sciworld").missing() is not None, reason="needs Java")
+def test_sciworld_detours_are_corrected_and_expert_steps_kept(tmp_path):
+    episodes = rollout("sciworld", [SHORT_SCIWORLD_ITEM], tmp_path / "s.jsonl", DetouringExpert())
+    teacher = OracleTeacher("sciworld", concurrency=1)  # one JVM, reused for every call
+
+    async def correct_and_annotate():
+        try:
+            corrections = [await teacher.correct(episode, None) for episode in episodes]
+            return corrections, await teacher.annotate(episodes[0])
+        finally:
+            await teacher.aclose()
+
+    corrections, annotated = asyncio.run(correct_and_annotate())
+    session = get_spec("sciworld").load().open_session()
+    try:
+        for episode, correction in zip(episodes, corrections, strict=True):
+            assert episode.success
+            for label in correction.steps:
+                detour = label.original_action == "inventory"
+                assert label.is_corrected is detour and label.corrected_action != "inventory"
+            t = next(t for t, label in enumerate(correction.steps) if label.is_corrected)
+            session.reset(episode.index)
+            for step in episode.steps[:t]:
+                session.step(step.action)
+            assert _finish_with_expert(session, correction.steps[t].corrected_action)
+    finally:
+        session.close()
+    description = annotated.steps[0].reason.split(". ")[0]
+    assert all(step.reason.startswith(description) for step in annotated.steps)

@@ -186,7 +186,7 @@ def test_single_prompt_puts_the_history_in_one_message(run):
     prompts = [record.messages[0].content for record in short]
     # the first observation (it states the goal), one earlier step, the current observation
     assert all(prompt.count("\nObservation: ") <= 3 for prompt in prompts)
-    assert any("steps not shown" in prompt for prompt in prompts)
+    assert any("earlier steps not shown: " in prompt for prompt in prompts)
 
 
 def test_missing_inputs_say_which_stage_to_run(run):
