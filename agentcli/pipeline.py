@@ -180,6 +180,28 @@ def decide(
     return "skip", "done"
 
 
+def check_plan(
+    stages: Sequence[Stage], manifest: Manifest, *, from_stage: str | None, force: bool
+) -> None:
+    """Refuse, before anything runs, an unknown ``from_stage`` or a finished stage whose config
+    changed (unless ``force``, or ``from_stage`` redoes it anyway)."""
+    if from_stage is not None and from_stage not in {stage.name for stage in stages}:
+        names = ", ".join(dict.fromkeys(stage.name for stage in stages))
+        raise UsageError(f"--from-stage {from_stage}: no such stage here; the stages: {names}")
+    if force:
+        return
+    requested_from = next(
+        (position for position, stage in enumerate(stages) if stage.name == from_stage),
+        len(stages),
+    )
+    for stage in stages[:requested_from]:
+        entry = manifest.stages.get(stage.key)
+        if entry is not None and entry["status"] == DONE:
+            changed = changed_keys(entry["config"], stage.config)
+            if changed:
+                raise _changed_config(stage, changed)
+
+
 def run_stages(
     stages: Sequence[Stage],
     manifest: Manifest,
@@ -188,20 +210,7 @@ def run_stages(
     force: bool = False,
 ) -> list[Outcome]:
     """Run (or skip, resume, redo) each stage in order, recording it in ``manifest``."""
-    if from_stage is not None and from_stage not in {stage.name for stage in stages}:
-        names = ", ".join(dict.fromkeys(stage.name for stage in stages))
-        raise UsageError(f"--from-stage {from_stage}: no such stage here; the stages: {names}")
-    if not force:  # a changed config is an error before anything runs, not halfway through
-        requested_from = next(
-            (position for position, stage in enumerate(stages) if stage.name == from_stage),
-            len(stages),
-        )
-        for stage in stages[:requested_from]:
-            entry = manifest.stages.get(stage.key)
-            if entry is not None and entry["status"] == DONE:
-                changed = changed_keys(entry["config"], stage.config)
-                if changed:
-                    raise _changed_config(stage, changed)
+    check_plan(stages, manifest, from_stage=from_stage, force=force)
     for stage in stages:  # the manifest lists the whole plan from the start
         if stage.key not in manifest.stages:
             manifest.stages[stage.key] = _entry(stage, PENDING, inputs={}, attempts=0, seconds=0.0)

@@ -30,7 +30,7 @@ from agentcli.config import config_as_data, dump_config, resolve_config
 from agentcli.errors import UsageError
 from agentcli.iterate.config import IterateConfig, iteration_numbers
 from agentcli.iterate.stages import Progress, iteration_stages, no_progress
-from agentcli.pipeline import DONE, Manifest, Outcome, run_lock, run_stages
+from agentcli.pipeline import DONE, Manifest, Outcome, check_plan, run_lock, run_stages
 
 __all__ = [
     "IterateConfig", "iteration_line", "iteration_numbers", "iteration_stages",
@@ -87,6 +87,7 @@ def run_iteration(
                 f" yet: run --iter {k - 1} first"
             )
         stages = iteration_stages(config, progress or no_progress)
+        check_plan(stages, manifest, from_stage=from_stage, force=force)
         dump_config(config, layout.iteration(k) / CONFIG_NAME)
         record = manifest.iterations.setdefault(str(k), {})
         record["config"] = config_as_data(config)
