@@ -41,6 +41,8 @@ from agentcli.policy.base import Message, Policy
 log = logging.getLogger("agentgym.rollout")
 
 FORMAT_HINT = "Answer as 'Thought: <your reasoning>' then 'Action: <one action>'."
+# Opens the observation that answers a reply with no usable action (the env was not stepped).
+INVALID_REPLY = "Invalid reply: "
 END_DONE, END_MAX_ROUNDS, END_CONTEXT, END_ERROR = "done", "max_rounds", "context_exceeded", "error"
 
 
@@ -129,7 +131,7 @@ async def run_episode(
                 break
             parsed = parse_action(reply.text)
             if parsed.error:
-                last = Transition(observation=f"Invalid reply: {parsed.error}. {FORMAT_HINT}")
+                last = Transition(observation=f"{INVALID_REPLY}{parsed.error}. {FORMAT_HINT}")
             else:
                 last = await session.step(parsed.action)
             steps.append(

@@ -12,6 +12,7 @@ from agentcli import __version__
 from agentcli.cli import (
     _errors,
     annotate,
+    build_data,
     collect,
     correct,
     data,
@@ -39,6 +40,7 @@ app.command("eval")(evaluate.evaluate)
 app.command()(annotate.annotate)
 app.command("extract-state")(extract_state.extract_state)
 app.command()(correct.correct)
+app.command("build-data")(build_data.build_data)
 
 
 def _show_version(value: bool) -> None:

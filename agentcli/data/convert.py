@@ -35,7 +35,13 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from agentcli.data import jsonl
-from agentcli.data.records import Episode, Step, episode_conversation, parse_item_id
+from agentcli.data.records import (
+    ChatRecord,
+    Episode,
+    Step,
+    episode_conversation,
+    parse_item_id,
+)
 from agentcli.envs.actions import parse_action
 from agentcli.errors import UsageError
 
@@ -151,6 +157,23 @@ def agentgym_text(episodes: Sequence[Episode]) -> str:
         for episode in episodes
     ]
     return _layout_of(episodes, "agentgym", AGENTGYM_LAYOUT).dump(records)
+
+
+def agentgym_training_text(records: Sequence[ChatRecord]) -> str:
+    """Training conversations as an AgentGym JSON file (AgentTraj's shape: ``item_id`` and
+    ``conversations``, human/gpt turns with their loss flags), for AgentGym's trainers."""
+    return AGENTGYM_LAYOUT.dump(
+        [
+            {
+                "item_id": record.item_id,
+                "conversations": [
+                    {"from": _SPEAKER[message.role], "loss": message.loss, "value": message.content}
+                    for message in record.messages
+                ],
+            }
+            for record in records
+        ]
+    )
 
 
 def _agentgym_record(episode: Episode) -> dict[str, Any]:

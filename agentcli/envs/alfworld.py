@@ -28,6 +28,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from agentcli.envs.actions import explain_by_verb
 from agentcli.envs.base import EnvSpec, Transition
 from agentcli.errors import EnvUnavailableError, TaskNotFoundError, UsageError
 
@@ -75,6 +76,20 @@ answers "Nothing happens."; when available actions are listed, pick one of them.
 Every turn, answer in this format and nothing else:
 Thought: <your reasoning>
 Action: <one action>"""
+
+
+# The oracle teacher's reasons, by the verb of the planner's action (first match wins).
+REASONS = {
+    "go to ": "I go to the {rest}, the next place my plan needs.",
+    "open ": "I open the {rest} to see what is inside.",
+    "take ": "I take the {rest}: my task needs it.",
+    "clean ": "My task needs it clean: I clean the {rest}.",
+    "heat ": "My task needs it hot: I heat the {rest}.",
+    "cool ": "My task needs it cold: I cool the {rest}.",
+    "move ": "I move the {rest}, where my task wants it.",
+    "put ": "I put the {rest}, where my task wants it.",
+    "use ": "I use the {rest}, as my task asks.",
+}
 
 
 @dataclass(frozen=True)
@@ -264,6 +279,7 @@ class AlfworldSession:
         self._catalog = catalog
         self._engine: _Engine | None = _take_engine()
         self._state: Any = None
+        self._task = ""
 
     def reset(self, index: int) -> Transition:
         if self._engine is None:
@@ -271,6 +287,7 @@ class AlfworldSession:
         game = self._catalog.game(index)
         self._state = None  # a failed reset must not leave the previous game steppable
         self._state = self._engine.start(self._catalog.game_data(game))
+        self._task = _task_sentence(self._state["feedback"])
         return Transition(
             observation=_reset_observation(self._state["feedback"]),
             available_actions=list(self._state["admissible_commands"]),
@@ -297,6 +314,10 @@ class AlfworldSession:
             return None
         plan = self._state["policy_commands"]
         return plan[0] if plan else None
+
+    def explain(self, action: str) -> str:
+        """The task, then what the planner's next action does for it, by its verb."""
+        return f"My task is to {self._task} {explain_by_verb(action, REASONS)}"
 
     def close(self) -> None:
         if self._engine is not None:
@@ -335,7 +356,7 @@ class AlfworldEnvironment:
                 closed.add(names[0])
             elif fact.name == "opened":
                 closed.discard(names[0])
-        task = state["feedback"].rsplit("Your task is to: ", 1)[-1].strip()
+        task = _task_sentence(state["feedback"])
         lines = [f"Task: {task}", "Where things are at the start:"]
         for receptacle in sorted(contents, key=_natural_key):
             held = ", ".join(sorted(contents[receptacle], key=_natural_key)) or "nothing"
@@ -345,6 +366,11 @@ class AlfworldEnvironment:
         lines.append(f"Expert plan from the start ({len(plan)} actions):")
         lines += plan
         return "\n".join(lines)
+
+
+def _task_sentence(feedback: str) -> str:
+    """``put a clean soapbar in cabinet.`` out of a game's opening text."""
+    return feedback.rsplit("Your task is to: ", 1)[-1].strip()
 
 
 def _natural_key(name: str) -> tuple[str, int]:

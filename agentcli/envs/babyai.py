@@ -31,10 +31,12 @@ from agentcli.envs.babyai_text import (
     View,
     describe_layout,
     facing_cell,
+    mission_objects,
     object_name,
     objects_by_cell,
     plan_to_face,
     read_view,
+    relative_position,
 )
 from agentcli.envs.base import EnvSpec, Transition
 from agentcli.errors import EnvUnavailableError, TaskNotFoundError
@@ -172,6 +174,7 @@ class BabyAISession:
         self._outcome, self._success, self._score = None, False, 0.0
         self._expert = _BotExpert(self._env)
         self._view = read_view(self._env)
+        self._expert.recover(self._view)
         return self._transition(f"Your goal: {self._env.mission}", 0.0)
 
     def step(self, action: str) -> Transition:
@@ -189,6 +192,8 @@ class BabyAISession:
         front, carried = self._env.grid.get(*self._env.front_pos), self._env.carrying
         reward, steps_done = self._execute(plan)
         self._view = read_view(self._env)
+        if self._outcome is None:
+            self._expert.recover(self._view)
         # an episode that ends half-way through a plan gets only its outcome line
         lead = _feedback(command, front, carried) if steps_done == len(plan) else ""
         return self._transition(lead, reward)
@@ -197,6 +202,35 @@ class BabyAISession:
         if self._expert is None or self._outcome is not None:
             return None
         return self._expert.action(self._view)
+
+    def explain(self, action: str) -> str:
+        """The mission, then where the object the action is about stands from the agent; only
+        objects in view are named (the bot also plans from its memory, which a reason must not
+        reveal)."""
+        view, env = self._view, self._env
+        mission = f"My mission: {env.mission}."
+        command = _normalize(action, view)
+        if command == "drop" and env.carrying is not None:
+            return f"{mission} I put the {object_name(env.carrying)} down in front of me."
+        if command == "toggle":
+            front = view.names.get(facing_cell(view.pose), "thing")
+            return f"{mission} The {front} is right in front of me, so I toggle it."
+        for verb, purpose in _ACTION_PURPOSES.items():
+            name = command.removeprefix(verb)
+            cell = _cell_named(view, name) if command.startswith(verb) else None
+            if cell is not None:
+                where = relative_position(view.pose, cell)
+                return f"{mission} The {name} is {where}, so I {purpose}."
+        targets = {id(obj) for obj in mission_objects(env)}
+        seen = [
+            (name, cell) for cell, name in view.names.items() if id(env.grid.get(*cell)) in targets
+        ]
+        move = command if command in _MOVES else "move"
+        if seen:
+            name, cell = seen[0]
+            where = relative_position(view.pose, cell)
+            return f"{mission} The {name} is {where}; I {move} to work my way towards it."
+        return f"{mission} Nothing my mission needs is in view, so I {move} to look for it."
 
     def close(self) -> None:
         self._levels.clear()
@@ -237,6 +271,20 @@ class BabyAISession:
             success=self._success,
             available_actions=actions,
         )
+
+
+# What each of our object actions does, as a reason ends it ("..., so I go to it").
+_ACTION_PURPOSES = {
+    "toggle and go through ": "open it and step into its doorway",
+    "go through ": "step into its doorway",
+    "pick up ": "pick it up",
+    "go to ": "go to it",
+}
+_MOVES = ("turn left", "turn right", "move forward")
+
+
+def _cell_named(view: View, name: str) -> tuple[int, int] | None:
+    return next((cell for cell, named in view.names.items() if named == name), None)
 
 
 def _normalize(action: str, view: View) -> str:
@@ -322,6 +370,11 @@ class _BotExpert:
     a state it can start from; failing that, a bot starts once with a blank map. After
     ``MAX_FAILURES`` failures of a running bot, or when nothing applies, there is no expert
     action (None).
+
+    Restarts happen after each step (``recover``), never when asked for advice: ``action`` has
+    no side effects, so the expert's state is a function of the episode's actions alone, and
+    asking along the way gives the answers a fresh replay of the same actions would (the
+    oracle teacher relies on this to label a student's states in one pass).
     """
 
     LOOKAHEAD = 24  # primitive steps: more than any plan within the 7x7 view takes
@@ -345,17 +398,19 @@ class _BotExpert:
             self._seen, self._bot = self._bot.vis_mask.copy(), None
             self._failures += 1
 
+    def recover(self, view: View) -> None:
+        """After a step: start a new bot if the last one failed and one can start here."""
+        if self._bot is not None or self._failures > self.MAX_FAILURES:
+            return
+        if self._start(self._seen) or self._forgot or self._unblock(view) is not None:
+            return
+        self._forgot = True
+        self._start()
+
     def action(self, view: View) -> str | None:
+        """The expert's next action; changes nothing (look-aheads run on copies)."""
         if self._bot is None:
-            if self._failures > self.MAX_FAILURES:
-                return None
-            if not self._start(self._seen):
-                unblocking = self._unblock(view)
-                if unblocking is not None or self._forgot:
-                    return unblocking
-                self._forgot = True
-                if not self._start():
-                    return None
+            return None if self._failures > self.MAX_FAILURES else self._unblock(view)
         return self._covering_action(view, self._look_ahead()) or self._spell(view, self._advice)
 
     def _start(self, memory: Any = None) -> bool:

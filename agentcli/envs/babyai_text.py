@@ -236,10 +236,19 @@ def _steps(n: int) -> str:
     return f"{n} step" if n == 1 else f"{n} steps"
 
 
-def _where(ahead: int, right: int) -> str:
-    side = f"{_steps(abs(right))} to your {'right' if right > 0 else 'left'}" if right else ""
+def relative_position(pose: Pose, cell: Cell) -> str:
+    """Where ``cell`` is from the agent, in its own words: "2 steps ahead and 1 step to my
+    left"."""
+    (x, y), direction = pose
+    fx, fy = DIRECTION_VECTORS[direction]
+    dx, dy = cell[0] - x, cell[1] - y
+    return _where(dx * fx + dy * fy, dx * -fy + dy * fx, whose="my")
+
+
+def _where(ahead: int, right: int, whose: str = "your") -> str:
+    side = f"{_steps(abs(right))} to {whose} {'right' if right > 0 else 'left'}" if right else ""
     if ahead == 1 and not right:
-        return "right in front of you"
+        return f"right in front of {'me' if whose == 'my' else 'you'}"
     if not ahead:
         return side
     return f"{_steps(ahead)} ahead" + (f" and {side}" if side else "")
@@ -333,18 +342,40 @@ def describe_layout(env: Any, title: str) -> str:
     return "\n".join(lines)
 
 
-def _targets(env: Any, instruction: Any) -> list[str]:
-    """One line per clause of the mission: the objects that satisfy its description."""
+def mission_objects(env: Any) -> list[Any]:
+    """The objects the mission's descriptions match (its targets, in every clause)."""
+    return [
+        obj
+        for instruction in _clauses(env.instrs)
+        for description in _descriptions(instruction)
+        for obj in description.obj_set
+    ]
+
+
+def _clauses(instruction: Any) -> list[Any]:
     if hasattr(instruction, "instr_a"):  # "then", "after you", "and"
-        return _targets(env, instruction.instr_a) + _targets(env, instruction.instr_b)
-    descriptions = [
+        return _clauses(instruction.instr_a) + _clauses(instruction.instr_b)
+    return [instruction]
+
+
+def _descriptions(instruction: Any) -> list[Any]:
+    return [
         getattr(instruction, name)
         for name in ("desc", "desc_move", "desc_fixed")
         if hasattr(instruction, name)
     ]
+
+
+def _targets(env: Any, instruction: Any) -> list[str]:
+    """One line per clause of the mission: the objects that satisfy its description."""
+    return [_clause_targets(env, clause) for clause in _clauses(instruction)]
+
+
+def _clause_targets(env: Any, instruction: Any) -> str:
+    descriptions = _descriptions(instruction)
     found = [
         f"{object_name(obj)} at ({x}, {y})"
         for description in descriptions
         for obj, (x, y) in zip(description.obj_set, description.obj_poss, strict=False)
     ]
-    return [f"- {instruction.surface(env)}: " + ("; ".join(found) or "no matching object")]
+    return f"- {instruction.surface(env)}: " + ("; ".join(found) or "no matching object")

@@ -46,7 +46,17 @@ class Session(Protocol):
         ...
 
     def expert_action(self) -> str | None:
-        """The oracle's next action from the current state, or None when it has none."""
+        """The oracle's next action from the current state, or None when it has none.
+
+        Asking changes nothing: the answer depends only on the actions stepped so far, so
+        asking along an episode gives what a fresh replay of the same actions would.
+        """
+        ...
+
+    def explain(self, action: str) -> str:
+        """Why the expert would take ``action`` now (the oracle teacher's reason), in the
+        agent's voice and from what the agent can know here plus what the expert's plan
+        implies from this state; never what happens later."""
         ...
 
     def close(self) -> None:

@@ -102,6 +102,13 @@ def transition_from_payload(body: dict[str, Any], wire: WireFormat) -> Transitio
     )
 
 
+def as_received(transition: Transition, wire: WireFormat, *, reset: bool) -> Transition:
+    """``transition`` as a client reads it from our server: only the wire's fields survive
+    (what an in-process caller must see to match an episode recorded over HTTP)."""
+    fields = wire.reset_fields if reset else wire.step_fields
+    return transition_from_payload(payload(transition, fields, 0), wire)
+
+
 def _completed(body: dict[str, Any]) -> bool:
     return bool(body.get("done")) and float(body.get("reward") or 0) > 0
 

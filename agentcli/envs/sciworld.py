@@ -26,6 +26,7 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentcli.envs.actions import explain_by_verb
 from agentcli.envs.base import EnvSpec, Transition
 from agentcli.errors import EnvUnavailableError, TaskNotFoundError, UsageError
 
@@ -70,6 +71,22 @@ When the answer is "Ambiguous request" with a numbered list, reply with the numb
 Every turn, answer in this format and nothing else:
 Thought: <your reasoning>
 Action: <one action>"""
+
+
+# The oracle teacher's reasons, by the verb of the gold action (first match wins).
+REASONS = {
+    "focus on ": "The {rest} is what the task is about, so I focus on it.",
+    "go to ": "The next part of the task happens at the {rest}, so I go there.",
+    "pick up ": "The task needs the {rest}, so I pick it up.",
+    "open ": "I open the {rest} to reach what is inside.",
+    "move ": "I move the {rest}, where the task needs it.",
+    "pour ": "I pour the {rest}, where the task needs it.",
+    "activate ": "I activate the {rest}: the task needs it running.",
+    "deactivate ": "I deactivate the {rest}: the task no longer needs it running.",
+    "connect ": "I connect the {rest} to close the circuit the task needs.",
+    "wait": "I wait for the process I started to advance.",
+    "look ": "I look to learn what is here before acting.",
+}
 
 
 @dataclass(frozen=True)
@@ -215,6 +232,7 @@ class SciWorldSession:
         self._gold: list[str] | None = None
         self._gold_position = 0  # gold actions taken so far, in order
         self._last: Transition | None = None
+        self._task_description = ""
         self._closed = False
 
     def reset(self, index: int) -> Transition:
@@ -223,6 +241,7 @@ class SciWorldSession:
         task_description = self._simulator.get_task_description()
         observation, reward, done, info = self._simulator.step(RESET_ACTION)
         self._item, self._actions, self._gold, self._gold_position = item, [], None, 0
+        self._task_description = task_description
         extra = {
             "task_name": item.task_name,
             "var_num": item.variation,
@@ -261,6 +280,10 @@ class SciWorldSession:
         if self._gold_position >= len(self._gold):
             return None
         return self._gold[self._gold_position]
+
+    def explain(self, action: str) -> str:
+        """The task, then what the gold path's next step does for it, by its verb."""
+        return f"{self._task_description} {explain_by_verb(action, REASONS)}".strip()
 
     def close(self) -> None:
         if not self._closed:

@@ -173,6 +173,16 @@ class TextCraftEnvironment:
         )
 
 
+@dataclass(frozen=True)
+class PlannedAction:
+    """One action of a plan and the sub-goal it serves."""
+
+    action: str
+    item: str  # item id the action gets or crafts
+    missing: int  # how many of ``item`` the plan still lacks when the action is taken
+    purpose: str | None  # item id the action's item is an ingredient of; None: the goal
+
+
 class CraftingPlanner:
     """Plans the actions that craft the task's goal from a given inventory.
 
@@ -188,7 +198,10 @@ class CraftingPlanner:
             self._recipe_of.setdefault(recipe.output_item.item_tag.item_id, recipe)
 
     def plan(self, inventory: Counter[str]) -> list[str]:
-        actions: list[str] = []
+        return [planned.action for planned in self.planned(inventory)]
+
+    def planned(self, inventory: Counter[str]) -> list[PlannedAction]:
+        actions: list[PlannedAction] = []
         self._ensure(self.task.goal, inventory[self.task.goal] + 1, Counter(inventory), actions, ())
         return actions
 
@@ -206,15 +219,17 @@ class CraftingPlanner:
         item: str,
         count: int,
         inventory: Counter[str],
-        actions: list[str],
+        actions: list[PlannedAction],
         crafting: tuple[str, ...],
     ) -> None:
         missing = count - inventory[item]
         if missing <= 0:
             return
+        purpose = crafting[-1] if crafting else None
         recipe = self._recipe_of.get(item)
         if recipe is None or item in crafting:
-            actions.append(f"get {missing} {_item_name(item)}")
+            get = f"get {missing} {_item_name(item)}"
+            actions.append(PlannedAction(get, item, missing, purpose))
             inventory[item] += missing
             return
         batches = math.ceil(missing / recipe.output_item.count)
@@ -231,7 +246,7 @@ class CraftingPlanner:
             ", ".join(f"{n} {_item_name(i)}" for i, n in needs.items()),
         )
         for _ in range(batches):
-            actions.append(command)
+            actions.append(PlannedAction(command, item, missing, purpose))
             inventory.subtract(needs)
             inventory[item] += recipe.output_item.count
 
@@ -266,6 +281,30 @@ class TextCraftSession:
             Counter(self._game.inventory)
         )
         return plan[0] if plan else None
+
+    def explain(self, action: str) -> str:
+        """Which sub-goal ``action`` serves, from the plan for the current inventory (the
+        recipes are in the task text and the inventory follows from the history, so the
+        agent could reason the same way)."""
+        goal = _item_name(self._task.goal)
+        if action.strip().lower() == "inventory":
+            return "I check what I hold before deciding what to get or craft next."
+        planned = CraftingPlanner(self._environment.tree, self._task).planned(
+            Counter(self._game.inventory)
+        )
+        step = next((p for p in planned if p.action.split() == action.lower().split()), None)
+        if step is None:
+            return f"I {action} on the way to crafting {goal}."
+        needed = f"{step.missing} {_item_name(step.item)}"
+        if step.purpose is None:
+            return f"I hold every ingredient of the {goal}, so I craft it and reach the goal."
+        served = f"the {_item_name(step.purpose)}"
+        if step.purpose != self._task.goal:
+            served += f" (on the way to the {goal})"
+        if action.startswith("get"):
+            return f"I need {needed} for {served}; it is a basic item, so I get it."
+        ingredients = action.split(" using ", 1)[-1]
+        return f"I need {needed} for {served}, so I craft them from {ingredients}."
 
     def close(self) -> None:
         self._game = None

@@ -236,3 +236,20 @@ def test_games_are_identical_across_processes_and_hash_seeds():
     dumps = outputs_under_hash_seeds(_DUMP)
     assert dumps[0] == dumps[1]
     assert len(json.loads(dumps[0])) > 10
+
+
+def test_reasons_state_the_task_and_what_the_action_does(environment):
+    with session_of(environment) as session:
+        transition = session.reset(BUILTIN_FIRST_INDEX)
+        reasons = {}
+        while not transition.done:
+            action = session.expert_action()
+            reasons[action] = session.explain(action)
+            transition = session.step(action)
+    assert all(
+        r.startswith("My task is to put a peppershaker in drawer. ") for r in reasons.values()
+    )
+    assert reasons["take peppershaker 1 from cabinet 1"].endswith(
+        "I take the peppershaker 1 from cabinet 1: my task needs it."
+    )
+    assert reasons["go to drawer 1"].endswith("I go to the drawer 1, the next place my plan needs.")

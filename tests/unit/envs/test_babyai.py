@@ -208,3 +208,44 @@ def test_importing_the_module_does_not_import_minigrid():
         "assert 'minigrid' not in sys.modules and 'gymnasium' not in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True, env={"PATH": ""})
+
+
+def test_asking_the_expert_changes_nothing(environment):
+    """Advice asked at every step equals advice asked once after the same actions, also after
+    the bot fails and restarts (these random detours make it fail on item 86)."""
+    asked, unasked = environment.open_session(), environment.open_session()
+    differing = []
+    for index in range(80, 120, 2):
+        chooser = random.Random(index)
+        transition = asked.reset(index)
+        unasked.reset(index)
+        for t in range(20):
+            if transition.done:
+                break
+            asked.expert_action()
+            action = chooser.choice(transition.available_actions)
+            transition = asked.step(action)
+            unasked.step(action)
+            if t % 4 == 3 and asked.expert_action() != unasked.expert_action():
+                differing.append((index, t))
+    assert differing == []
+
+
+def test_reasons_say_where_the_target_is_from_the_agent(session):
+    session.reset(0)  # GoToRedBallGrey, seed 0: "red ball 1: 4 steps ahead and 3 to the right"
+    action = session.expert_action()
+    assert action == "go to red ball 1"
+    assert session.explain(action) == (
+        "My mission: go to the red ball. The red ball 1 is 4 steps ahead and 3 steps to my "
+        "right, so I go to it."
+    )
+    assert session.explain("turn left") == (
+        "My mission: go to the red ball. The red ball 1 is 4 steps ahead and 3 steps to my "
+        "right; I turn left to work my way towards it."
+    )
+    session.step("turn left")
+    session.step("turn left")  # facing away: nothing in view names the red ball
+    assert session.explain("move forward") == (
+        "My mission: go to the red ball. Nothing my mission needs is in view, so I move "
+        "forward to look for it."
+    )

@@ -86,3 +86,28 @@ def test_tasks_are_identical_across_processes_and_hash_seeds():
     dumps = outputs_under_hash_seeds(_DUMP)
     assert dumps[0] == dumps[1]
     assert len(json.loads(dumps[0])) > 10
+
+
+def test_reasons_name_the_sub_goal_each_action_serves(environment):
+    session = environment.open_session()
+    session.reset(400)  # white bed: string → white wool, acacia logs → acacia planks
+    first = session.expert_action()
+    assert first == "get 12 string"
+    assert session.explain(first) == (
+        "I need 12 string for the white wool (on the way to the white bed); it is a basic item,"
+        " so I get it."
+    )
+    transition = session.step(first)
+    while not transition.done:
+        action = session.expert_action()
+        reason = session.explain(action)
+        made = action.split(" using ")[0].split(" ", 2)[2]  # "craft 4 acacia planks" -> item
+        assert made in reason, (action, reason)
+        if action.startswith("craft 1 white bed"):
+            assert (
+                reason
+                == "I hold every ingredient of the white bed, so I craft it and reach the goal."
+            )
+        transition = session.step(action)
+    assert transition.success
+    assert session.explain("inventory").startswith("I check what I hold")

@@ -1,0 +1,309 @@
+"""Training sets of one iteration of a run: behavioural cloning on demos, then the teacher's
+corrections of the student's own episodes (``agentgym build-data``).
+
+Iteration 0 trains on the demos (annotated ones when ``annotate`` ran). Iteration k ≥ 1 adds,
+for every corrected step t of iterations 0..k-1's rollouts, one example whose input is what
+the student had seen up to t (its own earlier turns included) and whose target is the
+teacher's reason and action; dpo pairs that target (chosen) with the student's own turn
+(rejected). Examples render as AgentGym conversations (``multi-turn``: loss on the target turn
+only) or as one prompt per step (``single-prompt``, LEAP's way: the history in one user
+message). Items are split into train and test by a hash of their id, so an item stays on its
+side however many items later iterations add.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from agentcli.config import CommandConfig, dump_config
+from agentcli.data.convert import agentgym_training_text
+from agentcli.data.jsonl import read_records, write_atomic, write_records
+from agentcli.data.records import (
+    ACKNOWLEDGEMENT,
+    ChatMessage,
+    ChatRecord,
+    Correction,
+    CorrectionStep,
+    Episode,
+    PreferenceRecord,
+    Step,
+    assistant_text,
+    episode_conversation,
+)
+from agentcli.errors import UsageError
+from agentcli.run_layout import RunLayout
+
+Method = Literal["bc", "sft", "dpo"]
+Rendering = Literal["multi-turn", "single-prompt"]
+Mix = Literal["balanced", "all", "none"]
+TrainingRecord = ChatRecord | PreferenceRecord
+
+FILE_NAMES: dict[str, str] = {"bc": "bc.json", "sft": "sft.jsonl", "dpo": "dpo.jsonl"}
+
+
+class BuildDataConfig(CommandConfig):
+    """``agentgym build-data``: one method's training set for one iteration of a run."""
+
+    method: Method = Field(description="bc: AgentGym JSON; sft: chat JSONL; dpo: preference pairs.")
+    iter: int = Field(ge=0, description="0: demos only; k: demos + corrections of 0..k-1.")
+    run: Path = Field(description="The run directory (demos.jsonl, iter*/...).")
+    format: Rendering = Field(
+        "multi-turn",
+        description="multi-turn: AgentGym conversations; single-prompt: the history in one "
+        "user message per step (LEAP).",
+    )
+    mix: Mix = Field(
+        "balanced",
+        description="Corrections of earlier iterations: balanced (as many from each), all, "
+        "or none (the latest only).",
+    )
+    keep_uncorrected: bool = Field(
+        False, description="Also train on steps where the student already did the expert's action."
+    )
+    history_steps: int | None = Field(
+        None, ge=0, description="single-prompt: earlier steps shown at most (default: all)."
+    )
+    holdout: float = Field(0.05, ge=0, lt=1, description="Share of items held out as test.")
+    seed: int = Field(0, description="Seeds the train/test split and the balanced sampling.")
+    out: Path | None = Field(None, description="Output directory (default: <run>/iter<k>/data).")
+
+    @property
+    def out_dir(self) -> Path:
+        return self.out or RunLayout(self.run).data(self.iter)
+
+    @property
+    def train_path(self) -> Path:
+        return self.out_dir / FILE_NAMES[self.method]
+
+    @property
+    def test_path(self) -> Path:
+        name = Path(FILE_NAMES[self.method])
+        return self.out_dir / f"{name.stem}.test{name.suffix}"
+
+    @property
+    def config_path(self) -> Path:
+        return self.out_dir / f"{self.method}.config.yaml"
+
+
+@dataclass
+class BuildSummary:
+    """What went into the files: records per source (``demos``, ``iter0``, ...) and split."""
+
+    train_path: Path
+    test_path: Path
+    sources: dict[str, int] = field(default_factory=dict)  # after mixing, train and test
+    train: int = 0
+    test: int = 0
+    dropped_equal: int = 0  # dpo pairs whose chosen and rejected texts were the same
+
+    def line(self) -> str:
+        parts = ", ".join(f"{name} {count}" for name, count in self.sources.items())
+        equal = ""
+        if self.dropped_equal:
+            equal = f"; {self.dropped_equal} pairs dropped as chosen = rejected"
+        return f"{self.train} train + {self.test} test records ({parts}){equal} → {self.train_path}"
+
+
+@dataclass(frozen=True)
+class _Example:
+    """One training target: the episode up to step ``t`` and the turn to learn there."""
+
+    episode: Episode
+    t: int | None  # None: a demo, learned whole
+    target: str = ""
+    rejected: str = ""  # the student's own turn (dpo's rejected)
+
+
+def build_data(config: BuildDataConfig) -> BuildSummary:
+    """Write the train and test files of ``config.method`` for ``config.iter``."""
+    layout = RunLayout(config.run)
+    if config.method == "dpo" and config.iter == 0:
+        raise UsageError("dpo pairs come from corrections: build dpo data for --iter 1 or later")
+    sources: dict[str, list[_Example]] = {}
+    if config.method != "dpo":  # demos have no rejected turn to pair with
+        sources["demos"] = _demo_examples(layout)
+    earlier = range(config.iter)
+    if config.mix == "none":
+        earlier = earlier[-1:]
+    corrections = {
+        f"iter{k}": _correction_examples(layout, k, keep=config.keep_uncorrected) for k in earlier
+    }
+    if config.mix == "balanced":
+        corrections = _balanced(corrections, config.seed)
+    sources |= corrections
+
+    render = _renderer(config)
+    summary = BuildSummary(config.train_path, config.test_path)
+    train: list[TrainingRecord] = []
+    test: list[TrainingRecord] = []
+    for name, examples in sources.items():
+        records = [record for example in examples for record in render(example)]
+        kept = [record for record in records if not _same_pair(record)]
+        summary.dropped_equal += len(records) - len(kept)
+        summary.sources[name] = len(kept)
+        for record in kept:
+            held_out = is_held_out(record.item_id, config.holdout, config.seed)
+            (test if held_out else train).append(record)
+    summary.train, summary.test = len(train), len(test)
+    _write(config, train, config.train_path)
+    _write(config, test, config.test_path)
+    dump_config(config, config.config_path)
+    return summary
+
+
+def is_held_out(item_id: str, fraction: float, seed: int) -> bool:
+    """Whether an item belongs to the test split: a hash of the id, not a shuffle of today's
+    list, so adding items never moves one across."""
+    digest = hashlib.sha256(f"{seed}:{item_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 < fraction
+
+
+def single_prompt(
+    instruction: str, history: Sequence[Step], observation: str, *, history_steps: int | None
+) -> str:
+    """The student's situation at a step as one user message (LEAP's prompting): the
+    instruction, the first observation (it states the task), the last ``history_steps``
+    earlier turns, then the current observation."""
+    shown = history if history_steps is None else history[len(history) - history_steps :]
+    lines = [instruction, ""]
+    omitted = len(history) - len(shown)
+    if omitted:
+        lines += [f"Observation: {history[0].observation}", f"(earlier steps not shown: {omitted})"]
+    for step in shown:
+        lines += [f"Observation: {step.observation}", assistant_text(step.reason, step.action)]
+    lines.append(f"Observation: {observation}")
+    return "\n".join(lines)
+
+
+def _demo_examples(layout: RunLayout) -> list[_Example]:
+    path = layout.annotated_demos if layout.annotated_demos.exists() else layout.demos
+    if not path.exists():
+        raise UsageError(f"{layout.demos} does not exist: collect demos first (agentgym collect)")
+    demos = [episode for episode in read_records(path, Episode) if episode.success]
+    if not demos:
+        raise UsageError(f"{path} holds no successful episode to clone: collect demos again")
+    return [_Example(demo, None) for demo in demos]
+
+
+def _correction_examples(layout: RunLayout, k: int, *, keep: bool) -> list[_Example]:
+    corrections_path, rollout_path = layout.corrections(k), layout.rollout(k)
+    for path, stage in ((rollout_path, "rollout"), (corrections_path, "correct")):
+        if not path.exists():
+            raise UsageError(f"{path} does not exist: run iteration {k}'s {stage} stage first")
+    episodes = {episode.item_id: episode for episode in read_records(rollout_path, Episode)}
+    examples = []
+    for correction in read_records(corrections_path, Correction):
+        episode = episodes.get(correction.item_id)
+        if episode is None:
+            raise UsageError(
+                f"{corrections_path} corrects {correction.item_id}, which {rollout_path} does "
+                "not hold: correct that rollout again"
+            )
+        for step in correction.steps:
+            _check_matches(step, episode, corrections_path)
+            if step.is_corrected or keep:
+                target = assistant_text(step.corrected_reason, step.corrected_action)
+                rejected = assistant_text(step.original_reason, step.original_action)
+                examples.append(_Example(episode, step.t, target, rejected))
+    return examples
+
+
+def _check_matches(step: CorrectionStep, episode: Episode, path: Path) -> None:
+    if step.t >= episode.n_steps or episode.steps[step.t].observation != step.observation:
+        raise UsageError(
+            f"{path}: {episode.item_id} step {step.t} is not the rollout's step {step.t} "
+            "(another rollout was corrected): correct this rollout again"
+        )
+
+
+def _balanced(sources: dict[str, list[_Example]], seed: int) -> dict[str, list[_Example]]:
+    """The same number of examples from each source: the smallest's, sampled with a seed."""
+    if not sources:
+        return sources
+    size = min(len(examples) for examples in sources.values())
+    return {
+        name: random.Random(f"{seed}:{name}").sample(examples, size) if size else []
+        for name, examples in sources.items()
+    }
+
+
+def _renderer(config: BuildDataConfig) -> Callable[[_Example], list[TrainingRecord]]:
+    dpo = config.method == "dpo"
+
+    def multi_turn(example: _Example) -> TrainingRecord:
+        episode, t = example.episode, example.t
+        if t is None:
+            return ChatRecord(item_id=episode.item_id, messages=episode_conversation(episode))
+        messages = [
+            ChatMessage(role="user", content=episode.instruction),
+            ChatMessage(role="assistant", content=ACKNOWLEDGEMENT, loss=False),
+        ]
+        for step in episode.steps[:t]:  # the student's own turns, shown but not learned
+            messages.append(ChatMessage(role="user", content=step.observation))
+            text = assistant_text(step.reason, step.action)
+            messages.append(ChatMessage(role="assistant", content=text, loss=False))
+        messages.append(ChatMessage(role="user", content=episode.steps[t].observation))
+        if dpo:
+            return PreferenceRecord(
+                item_id=episode.item_id,
+                prompt=messages,
+                chosen=[_learned(example.target)],
+                rejected=[_learned(example.rejected)],
+            )
+        return ChatRecord(item_id=episode.item_id, messages=[*messages, _learned(example.target)])
+
+    def one_prompt(example: _Example) -> TrainingRecord:
+        episode, t = example.episode, example.t
+        prompt = single_prompt(
+            episode.instruction,
+            episode.steps[:t],
+            episode.steps[t].observation,
+            history_steps=config.history_steps,
+        )
+        if dpo:
+            return PreferenceRecord(
+                item_id=episode.item_id,
+                prompt=prompt,
+                chosen=example.target,
+                rejected=example.rejected,
+            )
+        messages = [ChatMessage(role="user", content=prompt), _learned(example.target)]
+        return ChatRecord(item_id=episode.item_id, messages=messages)
+
+    def render(example: _Example) -> list[TrainingRecord]:
+        if config.format == "multi-turn":
+            return [multi_turn(example)]
+        if example.t is None:  # a demo: one prompt per step
+            return [
+                one_prompt(_Example(example.episode, t, assistant_text(step.reason, step.action)))
+                for t, step in enumerate(example.episode.steps)
+            ]
+        return [one_prompt(example)]
+
+    return render
+
+
+def _learned(text: str) -> ChatMessage:
+    return ChatMessage(role="assistant", content=text, loss=True)
+
+
+def _same_pair(record: TrainingRecord) -> bool:
+    return isinstance(record, PreferenceRecord) and _text(record.chosen) == _text(record.rejected)
+
+
+def _text(part: str | list[ChatMessage]) -> str:
+    return part if isinstance(part, str) else "\n".join(m.content for m in part)
+
+
+def _write(config: BuildDataConfig, records: list[BaseModel], path: Path) -> None:
+    if config.method == "bc":
+        write_atomic(path, agentgym_training_text(records))
+    else:
+        write_records(path, records)

@@ -1,0 +1,75 @@
+"""A student that acts at random, through the real rollout engine and env servers: the
+deliberately bad episodes that teacher and dataset tests correct.
+
+Each turn it picks, with a seeded RNG keyed by the episode's text so far, one of the actions
+the observations offer (babyai's "Available actions"; for textcraft, the listed crafting
+commands, a "get" of one of their ingredients, or "inventory"), and now and then a reply with
+no action at all, which the engine records as an invalid reply.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import re
+from pathlib import Path
+
+from agentcli.data.jsonl import read_records
+from agentcli.data.records import Episode
+from agentcli.envs.launcher import env_servers
+from agentcli.envs.registry import get_spec
+from agentcli.policy.base import Message, Policy, Reply
+from agentcli.rollout import run_rollout
+
+AVAILABLE = "Available actions: "  # babyai lists them so
+NO_ACTION = "I am not sure what to do here.\nLet me think again."
+_INGREDIENT = re.compile(r"\d+ ([a-z ]+)")
+
+
+def textcraft_actions(first_observation: str) -> list[str]:
+    commands = [line for line in first_observation.splitlines() if line.startswith("craft ")]
+    ingredients = {
+        match[1].strip()
+        for command in commands
+        for match in _INGREDIENT.finditer(command.split(" using ", 1)[1])
+    }
+    gets = [f"get {count} {item}" for item in sorted(ingredients) for count in (1, 2, 4)]
+    return [*commands, *gets, "inventory"]
+
+
+class RandomPolicy:
+    name = "random"
+
+    def __init__(self, seed: int = 0, invalid_rate: float = 0.1) -> None:
+        self.seed = seed
+        self.invalid_rate = invalid_rate
+
+    async def act(self, conversation: list[Message], session) -> Reply:
+        history = "\n".join(message["content"] for message in conversation)
+        rng = random.Random(f"{self.seed}\n{history}")
+        if rng.random() < self.invalid_rate:
+            return Reply(text=NO_ACTION)
+        last = conversation[-1]["content"]
+        offered = next((line for line in last.splitlines() if line.startswith(AVAILABLE)), None)
+        if offered is not None:
+            actions = json.loads(offered.removeprefix(AVAILABLE))
+        else:
+            actions = textcraft_actions(conversation[2]["content"])
+        return Reply(text=f"Thought: I try something.\nAction: {rng.choice(actions)}")
+
+    async def aclose(self) -> None:
+        return None
+
+
+def rollout(env: str, items: list[int], out: Path, policy: Policy) -> list[Episode]:
+    """Episodes of ``policy`` on ``items``, through a built-in env server."""
+    spec = get_spec(env)
+    with env_servers(spec, []) as urls:
+        asyncio.run(
+            run_rollout(
+                spec, urls, policy, items, out, split="train", concurrency=8,
+                meta={"iteration": 0},
+            )
+        )  # fmt: skip
+    return read_records(out, Episode)

@@ -1,0 +1,215 @@
+"""build-data on a real textcraft run: oracle demos, a random student's rollouts and the oracle
+teacher's corrections of them, laid out as ``iterate`` lays them out."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+
+import pytest
+
+from agentcli.data.build import BuildDataConfig, build_data, is_held_out
+from agentcli.data.jsonl import read_records, write_records
+from agentcli.data.records import (
+    ChatRecord,
+    Correction,
+    Episode,
+    PreferenceRecord,
+    assistant_text,
+    episode_conversation,
+)
+from agentcli.errors import UsageError
+from agentcli.policy.oracle import OraclePolicy
+from agentcli.run_layout import RunLayout
+from agentcli.teacher.oracle import OracleTeacher
+from tests.random_policy import RandomPolicy, rollout
+from tests.unit.cli.test_cli import agentgym
+
+DEMO_ITEMS = list(range(1, 41, 2))
+STUDENT_ITEMS = {0: list(range(2, 30, 3)), 1: list(range(3, 15, 3))}
+
+
+def _correct(episodes: list[Episode]) -> list[Correction]:
+    async def run() -> list[Correction]:
+        teacher = OracleTeacher("textcraft")
+        try:
+            return await asyncio.gather(*(teacher.correct(e, None) for e in episodes))
+        finally:
+            await teacher.aclose()
+
+    return asyncio.run(run())
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory):
+    layout = RunLayout(tmp_path_factory.mktemp("run"))
+    rollout("textcraft", DEMO_ITEMS, layout.demos, OraclePolicy())
+    for k, items in STUDENT_ITEMS.items():
+        episodes = rollout("textcraft", items, layout.rollout(k), RandomPolicy(seed=k))
+        write_records(layout.corrections(k), _correct(episodes))
+    return layout
+
+
+@pytest.fixture
+def run(finished_run, tmp_path):
+    """A copy of the finished run that a test may change."""
+    return RunLayout(shutil.copytree(finished_run.root, tmp_path / "run"))
+
+
+def _build(run: RunLayout, **options) -> tuple[list, list, object]:
+    config = BuildDataConfig(run=run.root, **options)
+    summary = build_data(config)
+    if config.method == "bc":
+        read = [json.loads(path.read_text()) for path in (config.train_path, config.test_path)]
+        return *read, summary
+    model = PreferenceRecord if config.method == "dpo" else ChatRecord
+    return read_records(config.train_path, model), read_records(config.test_path, model), summary
+
+
+def _corrected_steps(run: RunLayout, k: int) -> list[tuple[Episode, int, str]]:
+    episodes = {e.item_id: e for e in read_records(run.rollout(k), Episode)}
+    return [
+        (episodes[c.item_id], s.t, assistant_text(s.corrected_reason, s.corrected_action))
+        for c in read_records(run.corrections(k), Correction)
+        for s in c.steps
+        if s.is_corrected
+    ]
+
+
+def test_iteration_0_clones_the_successful_demos(run):
+    train, test, summary = _build(run, method="sft", iter=0)
+    demos = [d for d in read_records(run.demos, Episode) if d.success]
+    assert sorted(r.item_id for r in train + test) == sorted(d.item_id for d in demos)
+    by_item = {d.item_id: d for d in demos}
+    assert all(r.messages == episode_conversation(by_item[r.item_id]) for r in train + test)
+    assert summary.sources == {"demos": len(demos)}
+    assert (run.data(0) / "sft.config.yaml").read_text().startswith("method: sft")
+
+
+def test_iteration_0_prefers_annotated_demos_and_writes_agentgym_json_for_bc(run):
+    demos = read_records(run.demos, Episode)
+    annotated = [
+        d.model_copy(update={"steps": [s.model_copy(update={"reason": "why"}) for s in d.steps]})
+        for d in demos
+    ]
+    write_records(run.annotated_demos, annotated)
+    train, test, _ = _build(run, method="bc", iter=0, holdout=0)
+    assert test == [] and len(train) == sum(d.success for d in demos)
+    for record in train:
+        assert set(record) == {"item_id", "conversations"}
+        gpt = [turn for turn in record["conversations"] if turn["from"] == "gpt"]
+        assert gpt[0]["loss"] is False and all(turn["loss"] for turn in gpt[1:])
+        assert all(turn["value"].startswith("Thought: why\n") for turn in gpt[1:])
+
+
+def test_iteration_1_learns_corrections_in_the_students_own_conversation(run):
+    train, test, summary = _build(run, method="sft", iter=1, holdout=0)
+    corrected = _corrected_steps(run, 0)
+    assert summary.sources["iter0"] == len(corrected) > 0
+    by_target = {(r.item_id, len(r.messages)): r for r in train}
+    for episode, t, target in corrected:
+        record = by_target[(episode.item_id, 2 + 2 * t + 2)]
+        seen = episode_conversation(episode)[: 2 + 2 * t + 1]  # up to step t's observation
+        assert [(m.role, m.content) for m in record.messages[:-1]] == [
+            (m.role, m.content) for m in seen
+        ]
+        assert [m.loss for m in record.messages if m.role == "assistant"] == [False] * (t + 1) + [
+            True
+        ]
+        assert record.messages[-1].content == target
+
+
+def test_dpo_pairs_the_correction_with_the_students_turn_and_never_an_equal_one(run):
+    corrections = read_records(run.corrections(0), Correction)
+    step = corrections[0].steps[0]  # make one kept step whose turn the teacher leaves as it is
+    corrections[0].steps[0] = step.model_copy(
+        update={
+            "corrected_reason": step.original_reason,
+            "corrected_action": step.original_action,
+            "is_corrected": False,
+        }
+    )
+    write_records(run.corrections(0), corrections)
+    train, test, summary = _build(run, method="dpo", iter=1, keep_uncorrected=True)
+    assert summary.dropped_equal == 1 and "demos" not in summary.sources
+    pairs = train + test
+    assert len(pairs) == sum(len(c.steps) for c in corrections) - 1
+    assert all(pair.chosen != pair.rejected for pair in pairs)
+    assert all(pair.prompt[-1].role == "user" and len(pair.chosen) == 1 for pair in pairs)
+
+    single, _, _ = _build(run, method="dpo", iter=1, format="single-prompt", holdout=0)
+    assert all(isinstance(p.prompt, str) and p.chosen != p.rejected for p in single)
+    assert len(single) == len(_corrected_steps(run, 0))
+
+
+def test_mixing_balances_iterations(run):
+    sizes = {k: len(_corrected_steps(run, k)) for k in STUDENT_ITEMS}
+    assert sizes[0] != sizes[1], "the two iterations should differ in size"
+    _, _, balanced = _build(run, method="sft", iter=2, mix="balanced")
+    assert balanced.sources["iter0"] == balanced.sources["iter1"] == min(sizes.values())
+    _, _, every = _build(run, method="sft", iter=2, mix="all")
+    assert (every.sources["iter0"], every.sources["iter1"]) == (sizes[0], sizes[1])
+    _, _, latest = _build(run, method="sft", iter=2, mix="none")
+    assert set(latest.sources) == {"demos", "iter1"}
+    again, _, _ = _build(run, method="sft", iter=2, mix="balanced")
+    first, _, _ = _build(run, method="sft", iter=2, mix="balanced", out=run.root / "copy")
+    assert again == first  # seeded
+
+
+def test_split_by_item_id_is_stable_as_items_are_added(run):
+    ids = [f"textcraft_{i}" for i in range(4000)]
+    held = [i for i in ids if is_held_out(i, 0.05, 0)]
+    assert 0.03 < len(held) / len(ids) < 0.07
+    assert held == [i for i in ids[:4000] if is_held_out(i, 0.05, 0)]
+    assert held[:5] != [i for i in ids if is_held_out(i, 0.05, 1)][:5]  # the seed matters
+
+    demos = read_records(run.demos, Episode)
+    write_records(run.demos, demos[: len(demos) // 2])
+    small_train, small_test, _ = _build(run, method="sft", iter=0, holdout=0.3)
+    write_records(run.demos, demos)
+    train, test, _ = _build(run, method="sft", iter=0, holdout=0.3)
+    assert {r.item_id for r in small_test} <= {r.item_id for r in test}
+    assert {r.item_id for r in small_train} <= {r.item_id for r in train}
+    assert small_test and small_train
+
+
+def test_single_prompt_puts_the_history_in_one_message(run):
+    train, _, _ = _build(run, method="sft", iter=0, format="single-prompt", holdout=0)
+    demos = [d for d in read_records(run.demos, Episode) if d.success]
+    assert len(train) == sum(d.n_steps for d in demos)
+    for record in train:
+        user, assistant = record.messages
+        assert (user.role, assistant.role, assistant.loss) == ("user", "assistant", True)
+        assert user.content.startswith(demos[0].instruction)
+    short, _, _ = _build(run, method="sft", iter=1, format="single-prompt", history_steps=1)
+    prompts = [record.messages[0].content for record in short]
+    # the first observation (it states the goal), one earlier step, the current observation
+    assert all(prompt.count("\nObservation: ") <= 3 for prompt in prompts)
+    assert any("earlier steps not shown: " in prompt for prompt in prompts)
+
+
+def test_missing_inputs_say_which_stage_to_run(run):
+    with pytest.raises(UsageError, match="--iter 1 or later"):
+        _build(run, method="dpo", iter=0)
+    with pytest.raises(UsageError, match="run iteration 2's rollout stage first"):
+        _build(run, method="sft", iter=3, mix="all")
+
+
+def test_command_writes_the_files_and_one_summary_line(run):
+    result = agentgym("build-data", "--method", "sft", "--iter", "1", "--run", str(run.root))
+    assert result.returncode == 0, result.stderr
+    [line] = result.stdout.strip().splitlines()
+    assert "iter0" in line and "demos" in line and str(run.data(1) / "sft.jsonl") in line
+    saved = (run.data(1) / "sft.config.yaml").read_text()
+    assert "iter: 1" in saved and "mix: balanced" in saved
+
+    shown = agentgym("build-data", "--method", "dpo", "--iter", "2", "--run", str(run.root),
+                     "--print-config", "mix=none", "history_steps=8")  # fmt: skip
+    assert shown.returncode == 0 and "mix: none" in shown.stdout
+    assert "history_steps: 8" in shown.stdout and not run.data(2).exists()
+
+    wrong = agentgym("build-data", "--method", "sft", "--iter", "1", "--run", str(run.root),
+                     "--mix", "sometimes")  # fmt: skip
+    assert wrong.returncode == 2 and wrong.stderr.strip().count("\n") == 0
+    assert "mix" in wrong.stderr
