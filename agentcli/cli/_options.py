@@ -39,7 +39,7 @@ PrintConfig = Annotated[
     bool, typer.Option("--print-config", help="Print the resolved config as YAML and exit.")
 ]
 Split = Annotated[
-    str | None, typer.Option(help="Split to run [default: per command]", show_default=False)
+    str | None, typer.Option(help="Split to run (default: per command)", show_default=False)
 ]
 Limit = Annotated[int | None, typer.Option(help="Run only the first N items.", show_default=False)]
 Data = Annotated[
@@ -57,10 +57,10 @@ EnvServer = Annotated[
     ),
 ]
 Concurrency = Annotated[
-    int | None, typer.Option(help="Episodes in flight at once [default: 8]", show_default=False)
+    int | None, typer.Option(help="Episodes in flight at once (default: 8)", show_default=False)
 ]
 MaxRounds = Annotated[
-    int | None, typer.Option(help="Turns per episode [default: the env's]", show_default=False)
+    int | None, typer.Option(help="Turns per episode (default: the env's)", show_default=False)
 ]
 Out = Annotated[
     Path | None, typer.Option(help="Output: a .jsonl file or a directory.", show_default=False)
@@ -71,7 +71,7 @@ Model = Annotated[
 PolicyKind = Annotated[
     str | None,
     typer.Option(
-        "--policy", help="local | openai | oracle [default: local with --model]", show_default=False
+        "--policy", help="local | openai | oracle (default: local with --model)", show_default=False
     ),
 ]
 BaseUrl = Annotated[
@@ -83,9 +83,9 @@ BaseUrl = Annotated[
 ModelName = Annotated[
     str | None, typer.Option(help="Model name at the endpoint.", show_default=False)
 ]
-Seed = Annotated[int | None, typer.Option(help="Sampling seed [default: 0]", show_default=False)]
+Seed = Annotated[int | None, typer.Option(help="Sampling seed (default: 0)", show_default=False)]
 Temperature = Annotated[
-    float | None, typer.Option(help="0 = greedy [default: 0]", show_default=False)
+    float | None, typer.Option(help="0 = greedy (default: 0)", show_default=False)
 ]
 OutDir = Annotated[
     Path,

@@ -47,24 +47,24 @@ def serve(
     env: _options.EnvArgument,
     port: Annotated[
         int | None,
-        typer.Option(help="TCP port [default: the env's usual port]", show_default=False),
+        typer.Option(help="TCP port (default: the env's usual port)", show_default=False),
     ] = None,
     host: Annotated[
         str | None,
         typer.Option(
-            help="Interface to bind [default: 127.0.0.1, loopback only]", show_default=False
+            help="Interface to bind (default: 127.0.0.1, loopback only)", show_default=False
         ),
     ] = None,
     max_sessions: Annotated[
         int | None,
         typer.Option(
-            help="Live sessions at most; more get HTTP 503 [default: 256]", show_default=False
+            help="Live sessions at most; more get HTTP 503 (default: 256)", show_default=False
         ),
     ] = None,
     idle_timeout: Annotated[
         float | None,
         typer.Option(
-            help="Seconds before an unused session is closed [default: 900]", show_default=False
+            help="Seconds before an unused session is closed (default: 900)", show_default=False
         ),
     ] = None,
     config: _options.ConfigFile = None,
