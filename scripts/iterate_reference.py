@@ -1,0 +1,101 @@
+"""Write the config reference of docs/iterate.md from IterateConfig's fields and help.
+
+    .venv/bin/python scripts/iterate_reference.py          # rewrite it in docs/iterate.md
+    .venv/bin/python scripts/iterate_reference.py --check  # exit 1 if it is stale
+
+A test runs the check, so a change to any iterate setting shows up as a diff of the page.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import types
+import typing
+from pathlib import Path
+
+from pydantic import BaseModel
+from pydantic_core import PydanticUndefined
+
+from agentcli.iterate import IterateConfig
+
+PAGE = Path(__file__).resolve().parent.parent / "docs" / "iterate.md"
+START, END = "<!-- config reference: start -->", "<!-- config reference: end -->"
+
+
+def _type(annotation) -> str:
+    if annotation is type(None):
+        return "None"
+    if isinstance(annotation, type) and not typing.get_args(annotation):
+        return "section" if issubclass(annotation, BaseModel) else annotation.__name__
+    origin = typing.get_origin(annotation)
+    if origin is typing.Literal:
+        return " \\| ".join(str(arg) for arg in typing.get_args(annotation))
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(_type(arg) for arg in typing.get_args(annotation))
+    return re.sub(r"\b[a-z_]+\.", "", str(annotation))  # typing.Any, agentcli.teacher.Price
+
+
+def _section(annotation) -> type[BaseModel] | None:
+    """The model of a section field (``X`` or ``X | None``), else None."""
+    for candidate in (annotation, *typing.get_args(annotation)):
+        if isinstance(candidate, type) and issubclass(candidate, BaseModel):
+            return candidate
+    return None
+
+
+def _default(info) -> str:
+    if info.is_required():
+        return "required"
+    if info.default is PydanticUndefined:
+        value = info.default_factory()
+        return "" if isinstance(value, BaseModel) else f"`{value!r}`"
+    return f"`{info.default!r}`"
+
+
+def _table(model: type[BaseModel]) -> list[str]:
+    lines = ["| key | type | default | what |", "|---|---|---|---|"]
+    for name, info in model.model_fields.items():
+        what = (info.description or "").replace("|", "\\|")
+        lines.append(f"| `{name}` | {_type(info.annotation)} | {_default(info)} | {what} |")
+    return lines
+
+
+def reference() -> str:
+    lines = ["### Top level", "", *_table(IterateConfig)]
+    for name, info in IterateConfig.model_fields.items():
+        section = _section(info.annotation)
+        if section is None:
+            continue
+        doc = " ".join((section.__doc__ or "").split())
+        lines += ["", f"### `{name}`", "", info.description, "", doc, "", *_table(section)]
+        for inner, inner_info in section.model_fields.items():
+            nested = _section(inner_info.annotation)
+            if nested is not None:
+                lines += ["", f"#### `{name}.{inner}`", "", *_table(nested)]
+    return "\n".join(lines)
+
+
+def render() -> str:
+    """The page with its reference block rewritten."""
+    before, rest = PAGE.read_text().split(START)
+    _, after = rest.split(END)
+    return f"{before}{START}\n{reference()}\n{END}{after}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--check", action="store_true", help="fail if the reference is stale")
+    args = parser.parse_args()
+    page = render()
+    if args.check:
+        if PAGE.read_text() != page:
+            sys.exit(f"{PAGE} is stale: run `.venv/bin/python scripts/iterate_reference.py`")
+        return
+    PAGE.write_text(page)
+    print(f"wrote {PAGE}")
+
+
+if __name__ == "__main__":
+    main()
