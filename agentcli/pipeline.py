@@ -77,6 +77,7 @@ class Stage:
 @dataclass(frozen=True)
 class Outcome:
     key: str
+    stage: str
     action: Action
     reason: str
     summary: str
@@ -225,12 +226,12 @@ def run_stages(
             redo_rest.add(stage.iteration)
         if action == "skip":
             log.info("%s: skipped (%s)", stage.key, reason)
-            outcomes.append(Outcome(stage.key, action, reason, entry["summary"]))
+            outcomes.append(Outcome(stage.key, stage.name, action, reason, entry["summary"]))
             continue
         log.info("%s: %s", stage.key, reason)
         summary = _run(stage, manifest, entry, redo=action == "redo")
         log.info("%s: %s", stage.key, summary)
-        outcomes.append(Outcome(stage.key, action, reason, summary))
+        outcomes.append(Outcome(stage.key, stage.name, action, reason, summary))
     return outcomes
 
 

@@ -58,11 +58,8 @@ def resolve_iterations(
 def iteration_line(config: IterateConfig, outcomes: list[Outcome]) -> str:
     """One line on what an iteration did: stages run and skipped, then each eval's result."""
     ran = sum(outcome.action != "skip" for outcome in outcomes)
-    results = [
-        (f"control {o.summary}" if "/control-eval/" in o.key else o.summary)
-        for o in outcomes
-        if o.key.split("/")[1] in ("eval", "control-eval")
-    ]
+    evals = {"eval": "", "control-eval": "control "}
+    results = [evals[o.stage] + o.summary for o in outcomes if o.stage in evals]
     return (
         f"iteration {config.iter}: {ran} stages run, {len(outcomes) - ran} skipped; "
         + "; ".join(results)
