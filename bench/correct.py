@@ -15,7 +15,7 @@ The baseline's time is all waiting (500 ms a call, one after another), so by def
 the first `--baseline-sample` episodes (20) and extrapolates to all 200 by its measured time
 per call; the output says so. `--baseline-sample 200` runs all of them (about 100 s).
 
-    PYTHONPATH=. .venv/bin/python bench/correct.py [--episodes 200] [--concurrency 16] [--baseline-sample 20]
+    PYTHONPATH=. .venv/bin/python bench/correct.py [--episodes 200] [--concurrency 16]
 """
 
 from __future__ import annotations
