@@ -80,12 +80,13 @@ def test_annotate_and_extract_state_never_show_the_demos_own_reasons():
 
 def test_correct_shows_the_student_reasons_the_state_and_valid_actions_only_when_listed():
     reply_model, values = STAGES["correct"]
-    [listed] = stage_prompt("correct", episode("alfworld", candidates=["go to desk 1"]), reply_model,
-                       **values)  # fmt: skip
+    listed_episode = episode("alfworld", candidates=["go to desk 1"])
+    [listed] = stage_prompt("correct", listed_episode, reply_model, **values)
     [unlisted] = stage_prompt("correct", episode("alfworld"), reply_model, **values)
     assert "demo-reason-1" in listed["content"] and "PRIVILEGED" in listed["content"]
     assert "Valid actions here: go to desk 1" in listed["content"]
     assert "must be one of them" in listed["content"]
     assert "must be one of them" not in unlisted["content"]
-    [without] = stage_prompt("correct", episode("alfworld"), reply_model, **{**values, "state": None})
+    no_state = {**values, "state": None}
+    [without] = stage_prompt("correct", episode("alfworld"), reply_model, **no_state)
     assert "None is available for this task" in without["content"]
