@@ -39,6 +39,7 @@ demo: install
 bench: install
 	$(BIN)/python bench/env_server.py
 	$(BIN)/python bench/rollout.py
+	PYTHONPATH=. $(BIN)/python bench/correct.py  # its fake endpoint is the test suite's
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache build *.egg-info

@@ -15,7 +15,7 @@ The baseline's time is all waiting (500 ms a call, one after another), so by def
 the first `--baseline-sample` episodes (20) and extrapolates to all 200 by its measured time
 per call; the output says so. `--baseline-sample 200` runs all of them (about 100 s).
 
-    .venv/bin/python bench/correct.py [--episodes 200] [--concurrency 16] [--baseline-sample 20]
+    PYTHONPATH=. .venv/bin/python bench/correct.py [--episodes 200] [--concurrency 16]
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from openai import OpenAI
 from agentcli.data.jsonl import write_records
 from agentcli.data.records import Episode
 from agentcli.teacher import TeacherConfig
-from agentcli.teacher.llm import CorrectionReply, _prompt
+from agentcli.teacher.llm import CorrectionReply, stage_prompt
 from agentcli.teacher.llm_client import parse_reply
 from agentcli.teacher.stages import CorrectConfig, correct
 from tests.openai_server import openai_server
@@ -58,7 +58,7 @@ def one_at_a_time(url: str, episodes: list[Episode]) -> float:
     client = OpenAI(base_url=url, api_key="EMPTY")
     start = time.perf_counter()
     for episode in episodes:
-        messages = _prompt("correct", episode, CorrectionReply, state=None,
+        messages = stage_prompt("correct", episode, CorrectionReply, state=None,
                            reward=episode.reward, success=episode.success)  # fmt: skip
         completion = client.chat.completions.create(model="m", messages=messages, max_tokens=2048)
         reply = parse_reply(completion.choices[0].message.content or "", CorrectionReply)

@@ -71,7 +71,7 @@ class LLMTeacher:
 
     async def annotate(self, demo: Episode) -> Episode:
         reply = await self.client.ask(
-            _prompt(
+            stage_prompt(
                 "annotate",
                 demo,
                 AnnotationReply,
@@ -94,7 +94,7 @@ class LLMTeacher:
         if demo is None:  # ExtractStateConfig refuses this; a caller of the API may not
             raise UsageError("an LLM teacher reads the privileged state out of a demo: pass one")
         reply = await self.client.ask(
-            _prompt(
+            stage_prompt(
                 "extract_state",
                 demo,
                 StateReply,
@@ -109,7 +109,7 @@ class LLMTeacher:
 
     async def correct(self, episode: Episode, state: PrivilegedState | None) -> Correction:
         reply = await self.client.ask(
-            _prompt(
+            stage_prompt(
                 "correct",
                 episode,
                 CorrectionReply,
@@ -143,9 +143,11 @@ class LLMTeacher:
         await self.client.aclose()
 
 
-def _prompt(
+def stage_prompt(
     stage: str, episode: Episode, reply_model: type[BaseModel], **values: object
 ) -> list[Message]:
+    """The request's messages: the stage's template for the episode's env, with the JSON
+    schema the reply must follow."""
     schema = json.dumps(reply_model.model_json_schema(), ensure_ascii=False)
     text = render(
         stage,

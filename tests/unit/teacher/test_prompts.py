@@ -7,7 +7,7 @@ import pytest
 
 from agentcli.data.records import Episode, Step
 from agentcli.envs.registry import SPECS
-from agentcli.teacher.llm import AnnotationReply, CorrectionReply, StateReply, _prompt
+from agentcli.teacher.llm import AnnotationReply, CorrectionReply, StateReply, stage_prompt
 from agentcli.teacher.prompts import PROMPTS_DIR, render
 
 STAGES = {
@@ -34,7 +34,7 @@ def episode(env: str, *, candidates: list[str] | None = None) -> Episode:
 @pytest.mark.parametrize("stage", sorted(STAGES))
 def test_every_stage_renders_for_every_env(env, stage):
     reply_model, values = STAGES[stage]
-    [message] = _prompt(stage, episode(env), reply_model, **values)
+    [message] = stage_prompt(stage, episode(env), reply_model, **values)
     text = message["content"]
     assert message["role"] == "user"
     assert "INSTRUCTION" in text and "action 2" in text and "observation 0" in text
@@ -74,18 +74,19 @@ def test_a_missing_variable_is_an_error_not_an_empty_string():
 def test_annotate_and_extract_state_never_show_the_demos_own_reasons():
     for stage in ("annotate", "extract_state"):
         reply_model, values = STAGES[stage]
-        [message] = _prompt(stage, episode("textcraft"), reply_model, **values)
+        [message] = stage_prompt(stage, episode("textcraft"), reply_model, **values)
         assert "demo-reason" not in message["content"]
 
 
 def test_correct_shows_the_student_reasons_the_state_and_valid_actions_only_when_listed():
     reply_model, values = STAGES["correct"]
-    [listed] = _prompt("correct", episode("alfworld", candidates=["go to desk 1"]), reply_model,
-                       **values)  # fmt: skip
-    [unlisted] = _prompt("correct", episode("alfworld"), reply_model, **values)
+    listed_episode = episode("alfworld", candidates=["go to desk 1"])
+    [listed] = stage_prompt("correct", listed_episode, reply_model, **values)
+    [unlisted] = stage_prompt("correct", episode("alfworld"), reply_model, **values)
     assert "demo-reason-1" in listed["content"] and "PRIVILEGED" in listed["content"]
     assert "Valid actions here: go to desk 1" in listed["content"]
     assert "must be one of them" in listed["content"]
     assert "must be one of them" not in unlisted["content"]
-    [without] = _prompt("correct", episode("alfworld"), reply_model, **{**values, "state": None})
+    no_state = {**values, "state": None}
+    [without] = stage_prompt("correct", episode("alfworld"), reply_model, **no_state)
     assert "None is available for this task" in without["content"]
