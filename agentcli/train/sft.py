@@ -30,9 +30,46 @@ def resolve_batching(batching: str) -> str:
     return "padding_free" if torch.cuda.is_available() else "grouped"
 
 
+def trained_positions_loss(model: Any, inputs: dict[str, Any], num_items: Any) -> Any:
+    """Cross-entropy summed over the trained tokens only, divided by ``num_items`` (the trained
+    tokens of the whole accumulated batch) or, without it, by this batch's own count.
+
+    The LM head runs only where a trained token is predicted (transformers' boolean
+    ``logits_to_keep``), not at every position over the whole vocabulary: in AgentGym data
+    most tokens are observations, which are not trained. Going through the model's own forward
+    keeps DDP/FSDP hooks working.
+    """
+    import torch.nn.functional as F
+
+    targets = inputs["labels"][..., 1:]  # position t predicts token t + 1
+    trained = targets != -100
+    forward = {key: value for key, value in inputs.items() if key != "labels"}
+    logits = model(
+        **forward, use_cache=False, logits_to_keep=F.pad(trained, (0, 1), value=False)
+    ).logits  # one row per trained position, in (row, position) order, as targets[trained]
+    total = F.cross_entropy(logits.float(), targets[trained], reduction="sum")
+    return total / (trained.sum().clamp(min=1) if num_items is None else num_items)
+
+
 def build_sft_trainer(config: TrainConfig, model: Any, tokenizer: Any) -> Any:
     from datasets import Dataset
     from trl import SFTConfig, SFTTrainer
+
+    class TrainedTokensSFTTrainer(SFTTrainer):
+        """SFTTrainer whose loss projects only the trained positions onto the vocabulary.
+
+        TRL's own loss (its fused, tiled LM head with entropy and accuracy metrics) measured
+        about twice as slow as a plain full-vocabulary loss on CPU, and this one about 2.4
+        times faster than that plain loss, for a 49k vocabulary with 20 % trained tokens.
+        """
+
+        def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+            loss = trained_positions_loss(model, inputs, num_items_in_batch)
+            # As TRL does: num_items_in_batch counts every rank's tokens and DDP averages the
+            # gradients, so scale back up.
+            if self.args.average_tokens_across_devices and num_items_in_batch is not None:
+                loss = loss * self.accelerator.num_processes
+            return loss
 
     from agentcli.train.datasets import load_chat_records
     from agentcli.train.model import lora_config
@@ -61,7 +98,7 @@ def build_sft_trainer(config: TrainConfig, model: Any, tokenizer: Any) -> Any:
         train_sampling_strategy="group_by_length" if batching == "grouped" else "random",
         max_length=None,  # tokenize_records already applied max_length, by whole turns
     )
-    return SFTTrainer(
+    return TrainedTokensSFTTrainer(
         model=model,
         args=arguments,
         train_dataset=dataset,
