@@ -21,8 +21,10 @@ tokenized conversations, for the same tokens, one epoch each:
   `train_behavioral_clone.py` turns it on (`--no-baseline-checkpointing` turns it off, to
   see how much of the difference it makes). Same precision as ours.
 
-Trained tokens are the conversations' tokens (padding excluded), the same count on both
-sides; time is the training loop only (model loading and tokenization excluded), as wall
+Trained tokens are the conversations' tokens (padding excluded); both sides train the same
+ones. Each side is timed in its steady state, from the end of its first optimizer step (which
+pays for allocations and kernel selection, and is excluded with its tokens) to the end of
+training; model loading, tokenization and saving are not timed. Time is taken as wall
 clock (tokens/s) and as this process's CPU time (tokens/CPU-s: what the training cost,
 however busy the machine was; with one thread the two agree on an idle machine). Both sides
 run with `--threads` torch threads (default 1: on 2 shared cores a 2-thread team stalls
@@ -130,14 +132,45 @@ def as_agentgym_json(records: list[ChatRecord], path: Path) -> None:
     )
 
 
-class TrainingCpuTime(TrainerCallback):
-    """CPU time of the training loop alone (not loading the model, not saving it)."""
+def synchronize() -> None:
+    """Wait for the GPU's queued work, so that the clock reads when it is done."""
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
 
-    def on_train_begin(self, args, state, control, **kwargs):
-        self.started = time.process_time()
+
+class SteadyClock:
+    """Tokens and time from the end of the first optimizer step (allocations, kernel choice
+    and first-touch page faults are paid there, more by the side with bigger batches) to the
+    end of training."""
+
+    def __init__(self) -> None:
+        self.tokens = 0
+        self.wall = self.cpu = 0.0
+
+    def step_done(self, tokens_so_far: int, first: bool) -> None:
+        if first:
+            synchronize()
+            self.tokens_before = tokens_so_far
+            self.wall, self.cpu = time.perf_counter(), time.process_time()
+
+    def result(self, tokens_total: int) -> Result:
+        synchronize()
+        return Result(
+            tokens=tokens_total - self.tokens_before,
+            seconds=time.perf_counter() - self.wall,
+            cpu_seconds=time.process_time() - self.cpu,
+        )
+
+
+class SteadyClockCallback(TrainerCallback):
+    def __init__(self) -> None:
+        self.clock = SteadyClock()
+
+    def on_step_end(self, args, state, control, **kwargs):
+        self.clock.step_done(state.num_input_tokens_seen, first=state.global_step == 1)
 
     def on_train_end(self, args, state, control, **kwargs):
-        self.seconds = time.process_time() - self.started
+        self.result = self.clock.result(state.num_input_tokens_seen)
 
 
 def run_ours(data: Path, model: Path, out: Path, dtype: str, settings: list[str]) -> Result:
@@ -160,9 +193,9 @@ def run_ours(data: Path, model: Path, out: Path, dtype: str, settings: list[str]
         overrides=settings,
         dotenv=None,
     )
-    clock = TrainingCpuTime()
-    summary = run_training(config, callbacks=[clock])  # its seconds are the training loop's
-    return Result(tokens=summary.tokens, seconds=summary.seconds, cpu_seconds=clock.seconds)
+    timing = SteadyClockCallback()
+    run_training(config, callbacks=[timing])
+    return timing.result
 
 
 def run_baseline(examples, model_dir: Path, dtype: str, seed: int, checkpointing: bool) -> Result:
@@ -201,8 +234,8 @@ def run_baseline(examples, model_dir: Path, dtype: str, seed: int, checkpointing
     schedule = get_linear_schedule_with_warmup(optimizer, 0, len(loader))
     autocast = torch.autocast(device, dtype=torch.bfloat16, enabled=dtype == "bf16")
     tokens = 0
-    started, cpu_started = time.perf_counter(), time.process_time()
-    for batch in loader:
+    clock = SteadyClock()
+    for step, batch in enumerate(loader):
         batch = {key: value.to(device) for key, value in batch.items()}
         with autocast:
             loss = model(**batch).loss
@@ -212,13 +245,8 @@ def run_baseline(examples, model_dir: Path, dtype: str, seed: int, checkpointing
         schedule.step()
         optimizer.zero_grad()
         tokens += int(batch["attention_mask"].sum())
-    if device == "cuda":
-        torch.cuda.synchronize()
-    return Result(
-        tokens=tokens,
-        seconds=time.perf_counter() - started,
-        cpu_seconds=time.process_time() - cpu_started,
-    )
+        clock.step_done(tokens, first=step == 0)
+    return clock.result(tokens)
 
 
 def flops_per_token(model_dir: Path, mean_length: float) -> float:
