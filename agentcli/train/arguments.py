@@ -68,5 +68,7 @@ def shared_arguments(config: TrainConfig) -> dict[str, Any]:
         "report_to": [] if config.report_to == "none" else [config.report_to],
         "run_name": config.run_name,
         "include_num_input_tokens_seen": "non_padding",
+        # Other ranks wait at a barrier while rank 0 evaluates (--eval-every): give it hours.
+        "ddp_timeout": 5 * 3600,
         "disable_tqdm": True,  # our progress callback draws the bar (loss, tokens/s, ETA)
     }

@@ -10,9 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from datasets import Dataset
+from trl import DPOConfig, DPOTrainer
+
 from agentcli.data.records import ChatMessage, PreferenceRecord
 from agentcli.train.arguments import shared_arguments
 from agentcli.train.config import TrainConfig
+from agentcli.train.datasets import load_preference_records
+from agentcli.train.model import lora_config
 
 
 def _as_trl(part: str | list[ChatMessage]) -> str | list[dict[str, str]]:
@@ -31,12 +36,6 @@ def preference_rows(records: list[PreferenceRecord]) -> dict[str, list[Any]]:
 
 
 def build_dpo_trainer(config: TrainConfig, model: Any, tokenizer: Any) -> Any:
-    from datasets import Dataset
-    from trl import DPOConfig, DPOTrainer
-
-    from agentcli.train.datasets import load_preference_records
-    from agentcli.train.model import lora_config
-
     dataset = Dataset.from_dict(preference_rows(load_preference_records(config.data)))
     arguments = DPOConfig(
         **shared_arguments(config),

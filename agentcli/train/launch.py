@@ -48,6 +48,10 @@ def check_before_start(config: TrainConfig) -> None:
             f"{config.checkpoints} holds checkpoints of an earlier run: pass --resume to continue"
             " it, or choose another --out"
         )
+    if config.distributed:  # here a bad line is one message, not one traceback per rank
+        from agentcli.train.datasets import load_chat_records, load_preference_records
+
+        (load_preference_records if config.method == "dpo" else load_chat_records)(config.data)
 
 
 def train(config: TrainConfig, *, worker: str = WORKER) -> TrainSummary:

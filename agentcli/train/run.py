@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -89,6 +90,8 @@ def run_training(config: TrainConfig, callbacks: Sequence[Any] = ()) -> TrainSum
     from agentcli.train.callbacks import EpochHooks, ProgressBar
     from agentcli.train.model import save_trained_model
 
+    # TRL 1.16 still reads transformers 5's deprecated name: nothing for our users to act on.
+    warnings.filterwarnings("ignore", "`is_gradient_checkpointing` is deprecated", FutureWarning)
     with no_progress_bars():  # transformers' per-file bars would tear through ours
         trainer = build_trainer(config)
         trainer.remove_callback(PrinterCallback)  # ProgressBar shows the logs, on rank 0 only
