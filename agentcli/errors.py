@@ -18,6 +18,10 @@ class UsageError(AgentGymError):
     exit_code = 2
 
 
+class DataFormatError(UsageError):
+    """A training data file that does not fit its format; the message starts ``PATH:LINE:``."""
+
+
 class ConfigError(UsageError):
     """A configuration value, file or override that does not validate."""
 

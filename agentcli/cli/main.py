@@ -21,6 +21,7 @@ from agentcli.cli import (
     extract_state,
     model,
     rollout,
+    train,
 )
 from agentcli.cli._output import setup_logging, stderr, stdout
 
@@ -34,6 +35,7 @@ app = typer.Typer(
 app.add_typer(env.app, name="env")
 app.add_typer(model.app, name="model")
 app.add_typer(data.app, name="data")
+app.add_typer(train.app, name="train")
 app.command()(collect.collect)
 app.command()(rollout.rollout)
 app.command("eval")(evaluate.evaluate)

@@ -57,7 +57,7 @@ def read_records(path: Path, model: type[RecordT]) -> list[RecordT]:
         except ValidationError as error:
             raise UsageError(
                 f"{path} line {number}: not a valid {model.__name__} record"
-                f" ({_first_problem(error)}) — fix or delete that line"
+                f" ({first_problem(error)}) — fix or delete that line"
             ) from None
     return records
 
@@ -168,7 +168,8 @@ def _parses(data: bytes) -> bool:
     return True
 
 
-def _first_problem(error: ValidationError) -> str:
+def first_problem(error: ValidationError) -> str:
+    """The first thing wrong with a record, by field (``messages.2.role: …``), in one line."""
     problems = error.errors(include_url=False)
     first = problems[0]
     where = ".".join(str(part) for part in first["loc"]) or "record"

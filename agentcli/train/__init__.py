@@ -1,0 +1,1 @@
+"""Training: data files, tokenization with loss masks, and the TRL trainers."""

@@ -1,0 +1,74 @@
+"""Start a training run: in this process, or as ``accelerate launch`` of the worker module.
+
+``--num-processes N`` (N > 1) or ``--accelerate-config FILE`` launches ``worker`` (by default
+``agentcli.train.worker``) once per process with the saved config; rank 0 writes the model and
+``train_summary.json``, which this process reads back when the launch ends.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from agentcli.config import dump_config
+from agentcli.errors import AgentGymError, UsageError
+from agentcli.train.arguments import require_tracker
+from agentcli.train.config import TrainConfig
+from agentcli.train.model import require_model_dir
+from agentcli.train.run import TrainSummary
+
+WORKER = "agentcli.train.worker"
+
+
+def accelerate_command(config: TrainConfig, worker: str, *, port: int) -> list[str]:
+    """The ``accelerate launch`` command line. Without a config file, ``--multi_gpu`` is what
+    starts N processes on GPUs and on CPU alike (gloo there): accelerate's MULTI_CPU mode
+    silently runs one process."""
+    command = [sys.executable, "-m", "accelerate.commands.launch"]
+    if config.accelerate_config is not None:
+        command += ["--config_file", str(config.accelerate_config)]
+    else:
+        command += ["--multi_gpu", "--num_machines", "1", "--mixed_precision", "no"]
+        command += ["--dynamo_backend", "no"]
+    if config.num_processes is not None:
+        command += ["--num_processes", str(config.num_processes)]
+    command += ["--main_process_port", str(port), "-m", worker, str(config.config_path)]
+    return command
+
+
+def check_before_start(config: TrainConfig) -> None:
+    """Fail in one line before any process starts or loads a model."""
+    require_model_dir(config.model)
+    require_tracker(config.report_to)
+    if not config.data.is_file():
+        raise UsageError(f"--data {config.data}: no such file; check the path")
+    if not config.resume and config.checkpoints.is_dir() and any(config.checkpoints.iterdir()):
+        raise UsageError(
+            f"{config.checkpoints} holds checkpoints of an earlier run: pass --resume to continue"
+            " it, or choose another --out"
+        )
+    if config.distributed:  # here a bad line is one message, not one traceback per rank
+        from agentcli.train.datasets import load_chat_records, load_preference_records
+
+        (load_preference_records if config.method == "dpo" else load_chat_records)(config.data)
+
+
+def train(config: TrainConfig, *, worker: str = WORKER) -> TrainSummary:
+    """Train as ``config`` says; the summary of what ran."""
+    check_before_start(config)
+    dump_config(config, config.config_path)
+    if not config.distributed:
+        from agentcli.train.run import run_training
+
+        return run_training(config)
+    from agentcli.envs.launcher import free_port
+
+    command = accelerate_command(config, worker, port=free_port())
+    returncode = subprocess.run(command, check=False).returncode
+    if returncode != 0:
+        raise AgentGymError(
+            f"training stopped: accelerate launch exited with code {returncode}; the log above"
+            " says why (rerun with --resume to continue from the last checkpoint)"
+        )
+    return TrainSummary(**json.loads(config.summary_path.read_text()))

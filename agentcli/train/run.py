@@ -1,0 +1,116 @@
+"""One training run in this process (one rank of a distributed run): build the trainer for the
+method, train (resuming from the last checkpoint when asked), save the model and a summary."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import warnings
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentcli.data.jsonl import write_atomic
+from agentcli.models import no_progress_bars
+from agentcli.train.config import TrainConfig
+
+log = logging.getLogger("agentgym.train")
+
+
+@dataclass
+class TrainSummary:
+    """What the run did; rank 0 writes it to ``<out>/train_summary.json``."""
+
+    steps: int  # optimizer steps taken in this run (a resumed run counts from its checkpoint)
+    global_step: int  # the step the model is at
+    tokens: int  # input tokens trained on in this run, padding excluded
+    seconds: float
+    final_loss: float | None
+    log_history: list[dict[str, Any]] = field(default_factory=list, repr=False)
+
+    @property
+    def tokens_per_s(self) -> float:
+        return self.tokens / self.seconds if self.seconds else 0.0
+
+    def line(self) -> str:
+        loss = f"{self.final_loss:.4f}" if self.final_loss is not None else "-"
+        return (
+            f"{self.steps} steps (at step {self.global_step}), {self.tokens:,} tokens, "
+            f"{self.tokens_per_s:,.0f} tokens/s, final loss {loss}"
+        )
+
+
+def build_trainer(config: TrainConfig) -> Any:
+    import datasets
+
+    from agentcli.train.model import load_model, load_tokenizer
+
+    datasets.disable_progress_bars()  # preparing the data takes a second; no bars for it
+
+    tokenizer = load_tokenizer(config.model)
+    model = load_model(config.model)
+    if config.method == "dpo":
+        from agentcli.train.dpo import build_dpo_trainer
+
+        return build_dpo_trainer(config, model, tokenizer)
+    from agentcli.train.sft import build_sft_trainer
+
+    return build_sft_trainer(config, model, tokenizer)
+
+
+def last_checkpoint(config: TrainConfig) -> str | None:
+    from transformers.trainer_utils import get_last_checkpoint
+
+    return get_last_checkpoint(str(config.checkpoints)) if config.checkpoints.is_dir() else None
+
+
+def checkpoint_state(checkpoint: str | None) -> Any:
+    """The trainer state a run starts from: the checkpoint's, or a fresh one."""
+    from transformers import TrainerState
+
+    if checkpoint is None:
+        return TrainerState()
+    return TrainerState.load_from_json(str(Path(checkpoint) / "trainer_state.json"))
+
+
+def run_training(config: TrainConfig, callbacks: Sequence[Any] = ()) -> TrainSummary:
+    """Train as ``config`` says; extra ``callbacks`` see every step (e.g. to record batches)."""
+    from transformers import PrinterCallback
+
+    from agentcli.train.callbacks import EpochHooks, ProgressBar
+    from agentcli.train.model import save_trained_model
+
+    # TRL 1.16 still reads transformers 5's deprecated name: nothing for our users to act on.
+    warnings.filterwarnings("ignore", "`is_gradient_checkpointing` is deprecated", FutureWarning)
+    with no_progress_bars():  # transformers' per-file bars would tear through ours
+        trainer = build_trainer(config)
+        trainer.remove_callback(PrinterCallback)  # ProgressBar shows the logs, on rank 0 only
+        trainer.add_callback(ProgressBar(config.method))
+        trainer.add_callback(EpochHooks(trainer, config))
+        for callback in callbacks:
+            trainer.add_callback(callback)
+        checkpoint = last_checkpoint(config) if config.resume else None
+        if config.resume and checkpoint is None:
+            log.info("no checkpoint in %s: training from the start", config.checkpoints)
+        start = checkpoint_state(checkpoint)  # read now: rotation may delete the checkpoint
+        started = time.perf_counter()
+        trainer.train(resume_from_checkpoint=checkpoint)
+        seconds = time.perf_counter() - started
+        save_trained_model(
+            trainer, config.model, config.out, lora=config.lora is not None, merge=config.merge
+        )
+    state = trainer.state
+    losses = [entry["loss"] for entry in state.log_history if "loss" in entry]
+    summary = TrainSummary(
+        steps=state.global_step - start.global_step,
+        global_step=state.global_step,
+        tokens=state.num_input_tokens_seen - start.num_input_tokens_seen,
+        seconds=seconds,
+        final_loss=losses[-1] if losses else None,
+        log_history=state.log_history,
+    )
+    if trainer.accelerator.is_main_process:
+        write_atomic(config.summary_path, json.dumps(asdict(summary), indent=2) + "\n")
+    return summary

@@ -1,0 +1,106 @@
+"""bc and sft: TRL's ``SFTTrainer`` on conversations we tokenize ourselves.
+
+``tokenize_records`` renders each conversation and marks the tokens to train on
+(``completion_mask``); TRL turns the mask into labels. Padding-free batching concatenates a
+batch's conversations into one row with ``position_ids`` restarting at each one, so no compute
+goes to padding; attention stays within each conversation because transformers builds a
+block-diagonal mask from the restarting positions when the model runs without a cache (TRL
+runs it so). Either way the batch size counts conversations, as in AgentGym. The loss is
+computed at the trained positions only (``trained_positions_loss``).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from datasets import Dataset
+from trl import SFTConfig, SFTTrainer
+
+from agentcli.train.arguments import shared_arguments
+from agentcli.train.config import TrainConfig
+from agentcli.train.datasets import load_chat_records
+from agentcli.train.model import lora_config
+from agentcli.train.tokenize import tokenize_records
+
+log = logging.getLogger("agentgym.train")
+
+
+def resolve_batching(batching: str) -> str:
+    """``auto``: padding-free on a GPU. On CPU, attention over one concatenated row costs the
+    square of its length (no variable-length kernel there), which outweighs the padding saved:
+    batches of similar lengths waste little padding and keep each row's attention small."""
+    if batching != "auto":
+        return batching
+    return "padding_free" if torch.cuda.is_available() else "grouped"
+
+
+def trained_positions_loss(model: Any, inputs: dict[str, Any], num_items: Any) -> Any:
+    """Cross-entropy summed over the trained tokens only, divided by ``num_items`` (the trained
+    tokens of the whole accumulated batch) or, without it, by this batch's own count.
+
+    The LM head runs only where a trained token is predicted (transformers' boolean
+    ``logits_to_keep``), not at every position over the whole vocabulary: in AgentGym data
+    most tokens are observations, which are not trained. Going through the model's own forward
+    keeps DDP/FSDP hooks working.
+    """
+    targets = inputs["labels"][..., 1:]  # position t predicts token t + 1
+    trained = targets != -100
+    forward = {key: value for key, value in inputs.items() if key != "labels"}
+    logits = model(
+        **forward, use_cache=False, logits_to_keep=F.pad(trained, (0, 1), value=False)
+    ).logits  # one row per trained position, in (row, position) order, as targets[trained]
+    total = F.cross_entropy(logits.float(), targets[trained], reduction="sum")
+    return total / (trained.sum().clamp(min=1) if num_items is None else num_items)
+
+
+class TrainedTokensSFTTrainer(SFTTrainer):
+    """SFTTrainer whose loss projects only the trained positions onto the vocabulary.
+
+    On this project's CPU, TRL's own loss (its fused, tiled LM head, with entropy and accuracy
+    metrics) measured about twice as slow as a plain full-vocabulary loss, and this one 2.4
+    times faster than the plain loss (a 49k vocabulary, 20 % of the tokens trained).
+    """
+
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        loss = trained_positions_loss(model, inputs, num_items_in_batch)
+        # As TRL does: num_items_in_batch counts every rank's tokens and DDP averages the
+        # gradients, so scale back up.
+        if self.args.average_tokens_across_devices and num_items_in_batch is not None:
+            loss = loss * self.accelerator.num_processes
+        return loss
+
+
+def build_sft_trainer(config: TrainConfig, model: Any, tokenizer: Any) -> Any:
+    records = load_chat_records(config.data)
+    examples, report = tokenize_records(
+        tokenizer,
+        records,
+        template=config.template,
+        max_length=config.max_length,
+        overflow=config.overflow,
+    )
+    log.info("%s: %s", config.data, report.summary())
+    dataset = Dataset.from_dict(
+        {
+            "input_ids": [example.input_ids for example in examples],
+            "completion_mask": [example.completion_mask for example in examples],
+        }
+    )
+    batching = resolve_batching(config.batching)
+    arguments = SFTConfig(
+        **shared_arguments(config),
+        completion_only_loss=True,  # train where completion_mask is 1, nowhere else
+        padding_free=batching == "padding_free",
+        train_sampling_strategy="group_by_length" if batching == "grouped" else "random",
+        max_length=None,  # tokenize_records already applied max_length, by whole turns
+    )
+    return TrainedTokensSFTTrainer(
+        model=model,
+        args=arguments,
+        train_dataset=dataset,
+        processing_class=tokenizer,
+        peft_config=lora_config(config.lora) if config.lora else None,
+    )

@@ -1,0 +1,236 @@
+"""Real TRL training on the tiny model: bc, sft with LoRA, dpo, resume, two CPU processes."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from transformers import AutoModelForCausalLM, TrainerCallback
+
+from agentcli.config import resolve_config
+from agentcli.data.records import ACKNOWLEDGEMENT
+from agentcli.errors import ModelUnavailableError, UsageError
+from agentcli.train.config import TrainConfig
+from agentcli.train.launch import train
+from agentcli.train.run import run_training
+
+INSTRUCTION = "Craft the goal item. Answer as 'Thought: ...' then 'Action: ...'."
+PLANS = [
+    ["get 1 oak log", "craft 4 oak planks using 1 oak log"],
+    ["get 2 oak log", "craft 8 oak planks using 2 oak log", "craft 4 stick using 2 oak planks"],
+    ["inventory", "get 6 blackstone", "craft 6 blackstone wall using 6 blackstone"],
+    ["get 3 cobblestone", "craft 4 stone stairs using 6 cobblestone"],
+]
+
+
+def agentgym_conversation(index: int) -> dict:
+    """AgentGym's shape: instruction, acknowledgement (not trained), observation/action turns."""
+    plan = PLANS[index % len(PLANS)]
+    turns = [
+        {"from": "human", "loss": None, "value": INSTRUCTION},
+        {"from": "gpt", "loss": False, "value": ACKNOWLEDGEMENT},
+    ]
+    observation = f"Goal {index}: craft with these commands."
+    for action in plan:
+        turns.append({"from": "human", "loss": None, "value": observation})
+        turns.append(
+            {"from": "gpt", "loss": True, "value": f"Thought: next step.\nAction: {action}"}
+        )
+        observation = f"Done: {action}."
+    return {"item_id": f"textcraft_{index}", "conversations": turns}
+
+
+@pytest.fixture
+def bc_data(tmp_path: Path) -> Path:
+    path = tmp_path / "bc.json"
+    path.write_text(json.dumps([agentgym_conversation(index) for index in range(16)]))
+    return path
+
+
+def config_for(method: str, data: Path, model: Path, out: Path, *overrides: str) -> TrainConfig:
+    fast = ["learning_rate=0.003", "batch_size=4", "logging_steps=1", "seed=0"]
+    return resolve_config(
+        TrainConfig,
+        cli={"method": method, "data": data, "model": model, "out": out},
+        overrides=[*fast, *overrides],
+        dotenv=None,
+    )
+
+
+def losses(summary) -> list[float]:
+    return [entry["loss"] for entry in summary.log_history if "loss" in entry]
+
+
+def test_bc_lowers_the_loss_and_saves_a_model_rollout_loads(tiny_model, bc_data, tmp_path):
+    from agentcli.policy.local import LocalModelPolicy
+
+    out = tmp_path / "bc"
+    summary = train(config_for("bc", bc_data, tiny_model, out, "epochs=3"))
+
+    assert summary.global_step == 12  # 16 conversations / batch 4 × 3 epochs
+    assert summary.tokens > 0 and summary.final_loss is not None
+    trained = losses(summary)
+    assert trained[-1] < trained[0] - 0.5
+    written = json.loads((out / "train_summary.json").read_text())
+    assert written["global_step"] == 12
+    assert "learning_rate: 0.003" in (out / "train_config.yaml").read_text()
+
+    async def one_turn():
+        policy = LocalModelPolicy(out, max_new_tokens=4)
+        try:
+            return await policy.act([{"role": "user", "content": INSTRUCTION}])
+        finally:
+            await policy.aclose()
+
+    assert asyncio.run(one_turn()).completion_tokens >= 1
+    assert list((out / "checkpoints").iterdir())  # resumable
+
+
+def test_padding_free_batches_give_the_loss_of_separate_sequences(tiny_model, bc_data, tmp_path):
+    # Concatenated conversations must not attend to each other: the padding-free loss of the
+    # first batch equals the padded one.
+    first_losses = {}
+    for batching in ("padding_free", "padded"):
+        config = config_for(
+            "bc", bc_data, tiny_model, tmp_path / batching, f"batching={batching}", "epochs=1"
+        )
+        config.learning_rate = 1e-12  # steps change nothing measurable
+        first_losses[batching] = losses(run_training(config))[0]
+    assert first_losses["padding_free"] == pytest.approx(first_losses["padded"], rel=1e-4)
+
+
+def test_sft_with_lora_saves_a_merged_plain_model(tiny_model, tmp_path):
+    data = tmp_path / "sft.jsonl"
+    pairs = [
+        {"prompt": f"Goal {i}: what first?", "response": "Action: get 1 oak log"} for i in range(8)
+    ]
+    data.write_text("".join(json.dumps(pair) + "\n" for pair in pairs))
+    out = tmp_path / "sft"
+
+    train(config_for("sft", data, tiny_model, out, "lora=r=8,alpha=16", "epochs=2"))
+
+    assert (out / "config.json").is_file()
+    assert not list(out.glob("adapter*"))
+    merged = AutoModelForCausalLM.from_pretrained(out)
+    base = AutoModelForCausalLM.from_pretrained(tiny_model)
+    assert type(merged) is type(base)
+    changed = [
+        name
+        for name, weight in merged.state_dict().items()
+        if not torch.equal(weight, base.state_dict()[name])
+    ]
+    assert changed and all("proj" in name for name in changed)  # the adapted linear layers
+
+
+def test_dpo_raises_the_reward_margin_of_its_pairs(tiny_model, tmp_path):
+    data = tmp_path / "dpo.jsonl"
+    rows = []
+    for index in range(8):
+        prompt = [
+            {"role": "user", "content": INSTRUCTION},
+            {"role": "assistant", "content": ACKNOWLEDGEMENT},
+            {"role": "user", "content": f"Goal {index}: craft oak planks."},
+        ]
+        rows.append(
+            {
+                "prompt": prompt,
+                "chosen": [{"role": "assistant", "content": "Action: get 1 oak log"}],
+                "rejected": [{"role": "assistant", "content": "Action: inventory"}],
+            }
+        )
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows))
+
+    summary = train(config_for("dpo", data, tiny_model, tmp_path / "dpo", "epochs=4"))
+
+    margins = [
+        entry["rewards/margins"] for entry in summary.log_history if "rewards/margins" in entry
+    ]
+    assert margins[0] == pytest.approx(0.0, abs=1e-4)  # the policy starts as the reference
+    assert margins[-1] > 0.05
+    assert (tmp_path / "dpo" / "config.json").is_file()
+
+
+class StopAt(TrainerCallback):
+    """Ends training after ``step`` steps, as a killed run would (after its checkpoint)."""
+
+    def __init__(self, step: int) -> None:
+        self.step = step
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if state.global_step >= self.step:
+            control.should_training_stop = True
+
+
+def test_resume_continues_from_the_last_checkpoint(tiny_model, bc_data, tmp_path):
+    out = tmp_path / "bc"
+    config = config_for("bc", bc_data, tiny_model, out, "epochs=3", "save_steps=2")
+    config.config_path.parent.mkdir(parents=True)
+    first = run_training(config, callbacks=[StopAt(6)])
+    assert first.global_step == 6
+
+    with pytest.raises(UsageError, match="--resume"):
+        train(config)
+    resumed = train(config.model_copy(update={"resume": True}))
+
+    assert resumed.global_step == 12
+    assert resumed.steps == 6  # only the steps after checkpoint-6
+
+
+def test_a_missing_model_directory_is_one_line(bc_data, tmp_path):
+    with pytest.raises(ModelUnavailableError, match="not a model directory") as error:
+        train(config_for("bc", bc_data, tmp_path / "nope", tmp_path / "out"))
+    assert "\n" not in str(error.value)
+
+
+@pytest.mark.slow
+def test_two_cpu_processes_train_on_different_batches(tiny_model, bc_data, tmp_path):
+    out = tmp_path / "ddp"
+    config = config_for("bc", bc_data, tiny_model, out, "epochs=1", "num_processes=2")
+
+    summary = train(config, worker="tests.integration.train_rank_probe")
+
+    seen = [json.loads((out / f"inputs_rank{rank}.json").read_text()) for rank in (0, 1)]
+    assert seen[0] and seen[1]
+    assert not set(map(tuple, seen[0])) & set(map(tuple, seen[1]))
+    assert summary.global_step == 2  # 16 conversations / (2 ranks × batch 4)
+    assert (out / "config.json").is_file()
+
+
+def test_eval_every_epoch_rolls_out_the_saved_epoch_model(tiny_model, bc_data, tmp_path):
+    items = tmp_path / "test.json"
+    items.write_text(json.dumps([{"item_id": "textcraft_0"}, {"item_id": "textcraft_1"}]))
+    out = tmp_path / "bc"
+    config = config_for(
+        "bc", bc_data, tiny_model, out, "env=textcraft", f"eval_items={items}", "eval_every=1",
+        "save_every=1", "max_rounds=2", "epochs=1",
+    )  # fmt: skip
+
+    summary = train(config)
+
+    assert (out / "train_epoch_1" / "config.json").is_file()
+    episodes = (out / "eval" / "epoch_1" / "episodes.jsonl").read_text().splitlines()
+    assert sorted(json.loads(line)["item_id"] for line in episodes) == [
+        "textcraft_0",
+        "textcraft_1",
+    ]
+    evaluations = [entry for entry in summary.log_history if "eval_success" in entry]
+    assert len(evaluations) == 1 and 0.0 <= evaluations[0]["eval_success"] <= 1.0
+    assert "eval_score" in evaluations[0]
+
+
+def test_lora_without_merge_saves_the_adapters(tiny_model, bc_data, tmp_path):
+    out = tmp_path / "lora"
+    train(config_for("bc", bc_data, tiny_model, out, "lora=r=4", "merge=false", "epochs=1"))
+    assert (out / "adapter_config.json").is_file()
+    assert not (out / "model.safetensors").exists()
+
+
+def test_a_tracker_that_is_not_installed_is_one_line(tiny_model, bc_data, tmp_path):
+    if importlib.util.find_spec("wandb") is not None:
+        pytest.skip("wandb is installed here")
+    with pytest.raises(UsageError, match="pip install wandb"):
+        train(config_for("bc", bc_data, tiny_model, tmp_path / "out", "report_to=wandb"))
