@@ -159,7 +159,12 @@ def _train(
     from agentcli.train.launch import train
 
     summary = train(resolved)
-    stdout.print(f"{method}: {summary.line()} → {resolved.out}", markup=False, highlight=False)
+    stdout.print(
+        f"{method}: {summary.line()} → {resolved.out}",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 for _method in ("bc", "sft", "dpo"):
