@@ -8,11 +8,12 @@ A test runs the check, so a change to any command's options shows up as a diff o
 
 from __future__ import annotations
 
-import argparse
 import os
 import subprocess
 import sys
 from pathlib import Path
+
+from generated_page import write_or_check
 
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "cli.md"
 WIDTH = "100"
@@ -56,16 +57,7 @@ def render() -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--check", action="store_true", help="fail if docs/cli.md is stale")
-    args = parser.parse_args()
-    page = render()
-    if args.check:
-        if not PAGE.exists() or PAGE.read_text() != page:
-            sys.exit(f"{PAGE} is stale: run `.venv/bin/python scripts/cli_reference.py`")
-        return
-    PAGE.write_text(page)
-    print(f"wrote {PAGE}")
+    write_or_check(PAGE, render, script="cli_reference.py", description=__doc__.split("\n")[0])
 
 
 if __name__ == "__main__":

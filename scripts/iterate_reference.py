@@ -8,13 +8,12 @@ A test runs the check, so a change to any iterate setting shows up as a diff of 
 
 from __future__ import annotations
 
-import argparse
 import re
-import sys
 import types
 import typing
 from pathlib import Path
 
+from generated_page import write_or_check
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
@@ -85,16 +84,7 @@ def render() -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--check", action="store_true", help="fail if the reference is stale")
-    args = parser.parse_args()
-    page = render()
-    if args.check:
-        if PAGE.read_text() != page:
-            sys.exit(f"{PAGE} is stale: run `.venv/bin/python scripts/iterate_reference.py`")
-        return
-    PAGE.write_text(page)
-    print(f"wrote {PAGE}")
+    write_or_check(PAGE, render, script="iterate_reference.py", description=__doc__.split("\n")[0])
 
 
 if __name__ == "__main__":

@@ -80,3 +80,13 @@ def print_stage_summary(stats: Any) -> None:
         spent = f", ${stats.spent:.4f} spent in all" if stats.calls is not None else ""
         line = f"{stats.stage}: {stats.done} done{skipped}{failed}{calls}{spent} → {stats.output}"
     stdout.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+def run_stage(stage: Any, config: Any, *, print_config: bool) -> None:
+    """``--print-config`` shows the config; otherwise run ``stage`` and print its summary."""
+    if print_config:
+        from agentcli.cli._rollout import show_config
+
+        show_config(config)
+        return
+    print_stage_summary(run_with_progress(stage, config))

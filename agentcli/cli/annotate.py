@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from agentcli.cli import _options
-from agentcli.cli._rollout import show_config
-from agentcli.cli._teacher import print_stage_summary, run_with_progress, stage_config
+from agentcli.cli._teacher import run_stage, stage_config
 
 
 def annotate(
@@ -33,7 +32,4 @@ def annotate(
         base_url=base_url, model_name=model_name, out=out, concurrency=concurrency,
         max_cost=max_cost, dry_run=dry_run,
     )  # fmt: skip
-    if print_config:
-        show_config(resolved)
-        return
-    print_stage_summary(run_with_progress(annotate, resolved))
+    run_stage(annotate, resolved, print_config=print_config)

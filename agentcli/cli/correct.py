@@ -4,8 +4,7 @@ failed episodes."""
 from __future__ import annotations
 
 from agentcli.cli import _options
-from agentcli.cli._rollout import show_config
-from agentcli.cli._teacher import print_stage_summary, run_with_progress, stage_config
+from agentcli.cli._teacher import run_stage, stage_config
 
 
 def correct(
@@ -37,7 +36,4 @@ def correct(
         max_episodes=max_episodes, out=out, concurrency=concurrency, max_cost=max_cost,
         dry_run=dry_run,
     )  # fmt: skip
-    if print_config:
-        show_config(resolved)
-        return
-    print_stage_summary(run_with_progress(correct, resolved))
+    run_stage(correct, resolved, print_config=print_config)

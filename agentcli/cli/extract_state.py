@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from agentcli.cli import _options
-from agentcli.cli._rollout import show_config
-from agentcli.cli._teacher import print_stage_summary, run_with_progress, stage_config
+from agentcli.cli._teacher import run_stage, stage_config
 
 
 def extract_state(
@@ -34,7 +33,4 @@ def extract_state(
         split=split, limit=limit, base_url=base_url, model_name=model_name, out=out,
         concurrency=concurrency, max_cost=max_cost, dry_run=dry_run,
     )  # fmt: skip
-    if print_config:
-        show_config(resolved)
-        return
-    print_stage_summary(run_with_progress(extract_state, resolved))
+    run_stage(extract_state, resolved, print_config=print_config)
