@@ -1,3 +1,4 @@
+# ruff: noqa: T201  (a research script: its report is what it prints)
 """Prototype of the quickstart's LEAP/DAgger loop on BabyAI, in one process, on CPU.
 
 Research code, not product code: it calls the project's BabyAI sessions in-process (no HTTP),
@@ -122,11 +123,9 @@ def play(items, args, model=None, tokenizer=None, label=True, beta=0.0, rng=None
             if not live:
                 break
             prompts = [prompt(e.session, e.mission, e.history, args) for e in live]
-            experts = [e.session.expert_action() if (label or model is None) else None for e in live]
-            if model is not None:
-                chosen = generate(model, tokenizer, prompts)
-            else:
-                chosen = experts
+            ask = label or model is None
+            experts = [e.session.expert_action() if ask else None for e in live]
+            chosen = experts if model is None else generate(model, tokenizer, prompts)
             for e, p, expert, action in zip(live, prompts, experts, chosen, strict=True):
                 if model is not None and beta and rng.random() < beta and expert:
                     action = expert
@@ -297,12 +296,20 @@ def main(argv=None):
     ap.add_argument("--history", type=int, default=2, help="last actions shown in the prompt")
     ap.add_argument("--demos", type=int, default=500, help="expert episodes for BC")
     ap.add_argument("--dagger-items", type=int, default=500, help="student episodes per round")
-    ap.add_argument("--keep", choices=["all", "wrong", "failed"], default="all",
-                    help="student states kept: all, where it disagreed with the expert, "
-                    "or all states of failed episodes")
+    ap.add_argument(
+        "--keep",
+        choices=["all", "wrong", "failed"],
+        default="all",
+        help="student states kept: all, where it disagreed with the expert, "
+        "or all states of failed episodes",
+    )
     ap.add_argument("--cap", type=int, default=0, help="max corrections kept per episode (0: all)")
-    ap.add_argument("--also", default="", help="more selections to train from iteration 0 "
-                    "after the first rollout, as KEEP:CAP, comma-separated (e.g. wrong:0,all:4)")
+    ap.add_argument(
+        "--also",
+        default="",
+        help="more selections to train from iteration 0 "
+        "after the first rollout, as KEEP:CAP, comma-separated (e.g. wrong:0,all:4)",
+    )
     ap.add_argument("--beta", type=float, default=0.0, help="chance the expert acts in rollouts")
     ap.add_argument("--iters", type=int, default=1)
     ap.add_argument("--bc-steps", type=int, default=600)
@@ -338,7 +345,9 @@ def main(argv=None):
     with clock.stage("collect"):
         demos = play(next_items(args.demos), args)
         bc = [(p, a) for e in demos for p, a, _ in e.samples]
-        print(f"    {len(demos)} expert episodes, success {success(demos)[0]:.2f}, {len(bc)} states")
+        print(
+            f"    {len(demos)} expert episodes, success {success(demos)[0]:.2f}, {len(bc)} states"
+        )
     example = bc[0][0] + " " + bc[0][1]
     print("---- example sample ----\n" + example + "\n------------------------")
 
@@ -346,25 +355,31 @@ def main(argv=None):
         model, tokenizer = build([p + " " + a for p, a in bc], args)
         n_params = sum(p.numel() for p in model.parameters())
         lengths = [len(ids) for ids, _ in encode(bc, tokenizer)]
-        print(f"    model {n_params / 1e6:.2f}M params, vocab {len(tokenizer)}, "
-              f"sample tokens mean {sum(lengths) / len(lengths):.0f} max {max(lengths)}")
+        print(
+            f"    model {n_params / 1e6:.2f}M params, vocab {len(tokenizer)}, "
+            f"sample tokens mean {sum(lengths) / len(lengths):.0f} max {max(lengths)}"
+        )
         train(model, tokenizer, bc, args.bc_steps, args, rng)
     results = {}
     with clock.stage("eval iter0"):
         ev0 = play(eval_items, args, model, tokenizer, label=False)
         results["iter0"] = ev0
-        print("    iter0 success %.3f ± %.3f (n=%d)" % success(ev0))
+        print("    iter0 success {:.3f} ± {:.3f} (n={})".format(*success(ev0)))
 
     student, control = model, copy.deepcopy(model)
     data_student, data_control = list(bc), list(bc)
     for it in range(1, args.iters + 1):
         with clock.stage(f"rollout {it}"):
-            eps = play(next_items(args.dagger_items), args, student, tokenizer, beta=args.beta, rng=rng)
+            eps = play(
+                next_items(args.dagger_items), args, student, tokenizer, beta=args.beta, rng=rng
+            )
             kept = select(eps, args.keep, args.cap)
             total = sum(len(e.samples) for e in eps)
             disagree = sum(mine != a for e in eps for _, a, mine in e.samples)
-            print(f"    student train success {success(eps)[0]:.2f}; states {total}, "
-                  f"disagreeing {disagree}; kept {len(kept)}")
+            print(
+                f"    student train success {success(eps)[0]:.2f}; states {total}, "
+                f"disagreeing {disagree}; kept {len(kept)}"
+            )
             if it == 1:
                 start_model = copy.deepcopy(student)
                 variants = {v: select(eps, *v.split(":")) for v in args.also}
@@ -388,7 +403,9 @@ def main(argv=None):
             m = copy.deepcopy(start_model)
             train(m, tokenizer, bc + states, args.extra_steps, args, rng)
         with clock.stage(f"eval iter1 {v}"):
-            results[f"iter1 {v} ({len(states)})"] = play(eval_items, args, m, tokenizer, label=False)
+            results[f"iter1 {v} ({len(states)})"] = play(
+                eval_items, args, m, tokenizer, label=False
+            )
 
     with clock.stage("eval control"):
         evc = play(eval_items, args, control, tokenizer, label=False)
@@ -404,8 +421,12 @@ def main(argv=None):
         steps = sum(e.steps for e in eps) / n
         print(f"{name:8s} success {p:.3f} ± {se:.3f} (n={n}), mean actions {steps:.1f}")
         summary["results"][name] = {"success": p, "se": se, "n": n}
-    pairs = [("iter0", "control")] + [(a, b) for b in results if b.startswith("iter") and b != "iter0"
-                                      for a in ("iter0", "control")]
+    pairs = [("iter0", "control")] + [
+        (a, b)
+        for b in results
+        if b.startswith("iter") and b != "iter0"
+        for a in ("iter0", "control")
+    ]
     for a, b in pairs:
         d, se = paired(results[a], results[b])
         print(f"{b} - {a}: {d:+.3f} ± {se:.3f} (paired)")
