@@ -3,7 +3,6 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
-PORT ?= 36008
 
 .PHONY: install test test-fast lint format demo bench clean
 
@@ -34,7 +33,7 @@ format: install
 	$(BIN)/ruff check --fix .
 
 demo: install
-	HF_HUB_OFFLINE=1 bash scripts/demo.sh $(PORT)
+	HF_HUB_OFFLINE=1 bash scripts/demo.sh
 
 bench: install
 	$(BIN)/python bench/env_server.py

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agentcli.errors import ModelUnavailableError
+from agentcli.errors import ModelUnavailableError, UsageError
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
@@ -76,10 +76,11 @@ _SYNTHETIC_TURNS = [
 
 def tokenizer_corpus() -> list[str]:
     """Texts the tiny tokenizer is trained on: what environments say and agents answer."""
+    from agentcli.data.records import ACKNOWLEDGEMENT
     from agentcli.envs import textcraft
     from agentcli.envs.registry import SPECS
 
-    texts = [spec.instruction for spec in SPECS.values()]
+    texts = [ACKNOWLEDGEMENT, *(spec.instruction for spec in SPECS.values())]
     # Every textcraft goal (under a second): item names become whole tokens, so prompts stay
     # short and rollouts fast.
     environment = textcraft.SPEC.load()
@@ -126,6 +127,8 @@ def build_tiny_model(
     The same arguments give byte-identical weights. ``vocab_size`` is an upper bound: the
     model's vocabulary is whatever the tokenizer learned.
     """
+    if hidden % heads:
+        raise UsageError(f"hidden size {hidden} must be a multiple of the {heads} attention heads")
     import torch
     from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
 

@@ -2,17 +2,23 @@
 
 It reads the run's manifest (which iterations and environments ran, where each teacher
 stage's cost ledger is), each eval's ``metrics.json`` and each training's summary; the
-control (iteration 1's matched control) is a row of its own.
+control (iteration 1's matched control) is a row of its own. Differences in success between
+models evaluated on the same items are paired over those items, with their standard error:
+at 300 items a success rate alone is ±3 points, and two models' rates share most of that
+noise, which pairing removes.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import statistics
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agentcli.data.jsonl import read_records
+from agentcli.data.records import Episode
 from agentcli.errors import UsageError
 from agentcli.evaluate import ALL
 from agentcli.iterate.stages import train_summary_path
@@ -34,6 +40,24 @@ class Row:
     train_steps: int | None  # the step the iteration's model is at
     tokens_trained: int | None  # tokens its last training run went through
     teacher_cost: float  # $ spent by the iteration's teacher stages in this env
+
+    @property
+    def success_se(self) -> float:
+        """The binomial standard error of ``success_rate``."""
+        p = self.success_rate
+        return math.sqrt(p * (1 - p) / self.episodes) if self.episodes else 0.0
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """``model`` against ``baseline`` in one env, over the items both were evaluated on."""
+
+    env: str
+    model: str  # an iteration label: "1"
+    baseline: str  # "0" or "control"
+    items: int
+    difference: float  # mean over the items of success(model) - success(baseline)
+    standard_error: float
 
 
 def read_report(run: Path) -> list[Row]:
@@ -75,6 +99,45 @@ def read_report(run: Path) -> list[Row]:
     if not rows:
         raise UsageError(f"{run}: no iteration has been evaluated yet; run `agentgym iterate`")
     return rows
+
+
+def paired_comparisons(run: Path, rows: list[Row]) -> list[Comparison]:
+    """Each iteration k ≥ 1 against iteration k-1, and iteration 1 against the control."""
+    layout = RunLayout(run)
+    labels = {(row.iteration, row.env) for row in rows}
+    pairs = [
+        (row.iteration, str(int(row.iteration) - 1), row.env)
+        for row in rows
+        if row.iteration not in ("0", CONTROL)
+    ]
+    pairs += [("1", CONTROL, env) for label, env in labels if label == CONTROL]
+    comparisons = []
+    for model, baseline, env in pairs:
+        if (baseline, env) not in labels or (model, env) not in labels:
+            continue
+        a, b = (_successes(layout.env(env), label) for label in (model, baseline))
+        shared = sorted(a.keys() & b.keys())
+        if len(shared) < 2:
+            continue
+        differences = [a[item] - b[item] for item in shared]
+        comparisons.append(
+            Comparison(
+                env=env,
+                model=model,
+                baseline=baseline,
+                items=len(shared),
+                difference=statistics.fmean(differences),
+                standard_error=statistics.stdev(differences) / math.sqrt(len(shared)),
+            )
+        )
+    return comparisons
+
+
+def _successes(where: RunLayout, label: str) -> dict[str, float]:
+    evaluated = where.control_eval if label == CONTROL else where.eval(int(label))
+    path = evaluated / "episodes.jsonl"
+    episodes = read_records(path, Episode) if path.exists() else []
+    return {episode.item_id: float(episode.success) for episode in episodes}
 
 
 def plot_report(rows: list[Row], path: Path, *, title: str) -> None:

@@ -28,6 +28,7 @@ from agentcli.data.records import (
     Step,
     item_id,
     parse_item_id,
+    recent_turns,
 )
 from agentcli.envs.actions import parse_action
 from agentcli.envs.base import EnvSpec, Transition
@@ -108,8 +109,10 @@ async def run_episode(
     split: str,
     max_rounds: int,
     meta: dict[str, Any],
+    history_steps: int | None = None,
 ) -> Episode:
-    """One episode; a policy or env failure ends it with the error recorded, never raises."""
+    """One episode; a policy or env failure ends it with the error recorded, never raises.
+    The policy is shown the conversation's last ``history_steps`` turns (all: None)."""
     started = time.perf_counter()
     steps: list[Step] = []
     end_reason: EndReason = END_MAX_ROUNDS
@@ -123,7 +126,7 @@ async def run_episode(
         conversation = opening_messages(spec, observation)
         for _ in range(max_rounds):
             offered = last.available_actions
-            reply = await policy.act(conversation, session)
+            reply = await policy.act(recent_turns(conversation, history_steps), session)
             tokens["prompt_tokens"] += reply.prompt_tokens
             tokens["completion_tokens"] += reply.completion_tokens
             if reply.context_exceeded:
@@ -193,6 +196,7 @@ async def run_rollout(
     split: str,
     concurrency: int,
     max_rounds: int | None = None,
+    history_steps: int | None = None,
     meta: dict[str, Any] | None = None,
     on_episode: Callable[[Episode, RolloutStats], None] | None = None,
 ) -> RolloutStats:
@@ -216,6 +220,7 @@ async def run_rollout(
                     split=split,
                     max_rounds=max_rounds or spec.max_rounds,
                     meta=meta,
+                    history_steps=history_steps,
                 )
             append_records(out, [episode])
             stats.finished += 1
@@ -237,6 +242,9 @@ class RolloutConfig(CommandConfig):
     env: str = Field(description="Environment (see `agentgym env list`).")
     split: str = Field("test", description="Which split's items to run.")
     limit: int | None = Field(None, ge=1, description="Run only the first N items.")
+    skip: int = Field(
+        0, ge=0, description="Skip the split's first N items (e.g. the ones the demos played)."
+    )
     data: Path | None = Field(
         None, description="An AgentGym JSON file (e.g. an eval set): run its item ids instead."
     )
@@ -246,6 +254,12 @@ class RolloutConfig(CommandConfig):
     )
     concurrency: int = Field(8, ge=1, description="Episodes in flight at once.")
     max_rounds: int | None = Field(None, ge=1, description="Turns per episode; default: the env's.")
+    history_steps: int | None = Field(
+        None,
+        ge=0,
+        description="Earlier turns the policy is shown (default: all): the instruction, the"
+        " last N turns and the observation; for envs whose observations state the task.",
+    )
     out: Path = Field(description="A .jsonl file, or a directory that gets episodes.jsonl.")
     policy: PolicyConfig = Field(default_factory=lambda: PolicyConfig(kind="oracle"))
 
@@ -291,6 +305,7 @@ async def _select_items(config: RolloutConfig, url: str) -> list[int]:
                     f"{config.env} has no split {config.split!r}; it has {', '.join(splits)}"
                 )
             items = await client.split_indices(config.split)
+    items = items[config.skip :]
     return items[: config.limit] if config.limit else items
 
 
@@ -315,6 +330,7 @@ def execute(
                     split="custom" if config.data else config.split,
                     concurrency=config.concurrency,
                     max_rounds=config.max_rounds,
+                    history_steps=config.history_steps,
                     meta={"model": str(config.policy.model or config.policy.model_name or "")},
                     on_episode=on_episode,
                 )

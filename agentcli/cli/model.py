@@ -18,16 +18,19 @@ app = typer.Typer(
 def tiny(
     out: _options.OutDir,
     seed: Annotated[int, typer.Option(help="Seed of the random weights.")] = 0,
+    hidden: Annotated[int, typer.Option(min=8, help="Hidden size (the MLP is 4× wider).")] = 64,
+    layers: Annotated[int, typer.Option(min=1, help="Transformer layers.")] = 2,
 ) -> None:
     """A tiny random Llama and a tokenizer trained on the environments' text (seconds).
 
-    For wiring tests and quick runs: it learns fast but knows nothing.
+    For wiring tests and quick runs: it learns fast but knows nothing. The quickstart's
+    student is --hidden 128 --layers 4 (1.5M parameters).
     Example: agentgym model tiny --out models/tiny
     """
     from agentcli.models import build_tiny_model
 
     with stderr.status("building the tiny model…"):
-        path = build_tiny_model(out, seed=seed)
+        path = build_tiny_model(out, seed=seed, hidden=hidden, layers=layers)
     stdout.print(f"tiny model written to {path}", highlight=False)
 
 

@@ -19,7 +19,7 @@ def report(
 
     Example: agentgym report runs/quickstart
     """
-    from agentcli.report import PLOT_NAME, plot_report, read_report
+    from agentcli.report import PLOT_NAME, paired_comparisons, plot_report, read_report
 
     rows = read_report(run)
     plot_report(rows, run / PLOT_NAME, title=run.name)
@@ -32,11 +32,19 @@ def report(
         table.add_column(column, justify="left" if column in ("iter", "env") else "right")
     for row in rows:
         table.add_row(
-            row.iteration, row.env, str(row.episodes), f"{row.success_rate:.1%}",
+            row.iteration, row.env, str(row.episodes),
+            f"{100 * row.success_rate:.1f} ± {100 * row.success_se:.1f}%",
             f"{row.mean_score:.3g}", f"{row.mean_steps:.1f}", _count(row.train_steps),
             _count(row.tokens_trained), f"{row.teacher_cost:.4f}",
         )  # fmt: skip
     stdout.print(table)
+    for c in paired_comparisons(run, rows):
+        baseline = c.baseline if c.baseline == "control" else f"iteration {c.baseline}"
+        stdout.print(
+            f"{c.env}: iteration {c.model} − {baseline}: {100 * c.difference:+.1f}"
+            f" ± {100 * c.standard_error:.1f} points (paired over {c.items} items)",
+            markup=False, highlight=False,
+        )  # fmt: skip
     stdout.print(f"plot → {run / PLOT_NAME}", markup=False, highlight=False)
 
 

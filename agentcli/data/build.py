@@ -42,6 +42,7 @@ from agentcli.data.records import (
     Step,
     assistant_text,
     episode_conversation,
+    recent_turns,
 )
 from agentcli.errors import UsageError
 from agentcli.run_layout import RunLayout
@@ -75,8 +76,22 @@ class BuildDataConfig(CommandConfig):
     keep_uncorrected: bool = Field(
         False, description="Also train on steps where the student already did the expert's action."
     )
+    steps_per_episode: int | None = Field(
+        None,
+        ge=1,
+        description="Learn at most the first N steps of each corrected episode: a failed episode"
+        " runs to the round limit, and its late steps, taken once lost, would flood the data.",
+    )
     history_steps: int | None = Field(
-        None, ge=0, description="single-prompt: earlier steps shown at most (default: all)."
+        None,
+        ge=0,
+        description="Earlier steps shown at most (default: all); multi-turn then learns each"
+        " step on its own, after the instruction and the last N turns.",
+    )
+    reasons: bool = Field(
+        True,
+        description="Learn the reason before each action; false: the action line alone (a"
+        " small student trained from scratch).",
     )
     holdout: float = Field(0.05, ge=0, lt=1, description="Share of items held out as test.")
     seed: int = Field(0, description="Seeds the train/test split and the balanced sampling.")
@@ -145,14 +160,17 @@ class TrainingSet:
     summary: BuildSummary
 
 
+Turn = tuple[str, str]  # (reason, action)
+
+
 @dataclass(frozen=True)
 class _Example:
     """One training target: the episode up to step ``t`` and the turn to learn there."""
 
     episode: Episode
     t: int | None  # None: a demo, learned whole
-    target: str = ""
-    rejected: str = ""  # the student's own turn (dpo's rejected)
+    target: Turn = ("", "")
+    rejected: Turn = ("", "")  # the student's own turn (dpo's rejected)
 
 
 def build_data(config: BuildDataConfig) -> BuildSummary:
@@ -176,7 +194,10 @@ def training_set(config: BuildDataConfig) -> TrainingSet:
     if config.mix == "none":
         earlier = earlier[-1:]
     corrections = {
-        f"iter{k}": _correction_examples(layout, k, keep=config.keep_uncorrected) for k in earlier
+        f"iter{k}": _correction_examples(
+            layout, k, keep=config.keep_uncorrected, per_episode=config.steps_per_episode
+        )
+        for k in earlier
     }
     if config.mix == "balanced":
         corrections = _balanced(corrections, config.seed)
@@ -244,7 +265,7 @@ def _expert_examples(layout: RunLayout, count: int, seed: int) -> list[_Example]
     if not path.exists():
         raise UsageError(f"{path} does not exist: run the control's collect stage first")
     states = [
-        _Example(episode, t, assistant_text(step.reason, step.action))
+        _Example(episode, t, (step.reason, step.action))
         for episode in read_records(path, Episode)
         if episode.success
         for t, step in enumerate(episode.steps)
@@ -265,7 +286,9 @@ def _expert_examples(layout: RunLayout, count: int, seed: int) -> list[_Example]
     return chosen
 
 
-def _correction_examples(layout: RunLayout, k: int, *, keep: bool) -> list[_Example]:
+def _correction_examples(
+    layout: RunLayout, k: int, *, keep: bool, per_episode: int | None
+) -> list[_Example]:
     corrections_path, rollout_path = layout.corrections(k), layout.rollout(k)
     for path, stage in ((rollout_path, "rollout"), (corrections_path, "correct")):
         if not path.exists():
@@ -281,10 +304,11 @@ def _correction_examples(layout: RunLayout, k: int, *, keep: bool) -> list[_Exam
             )
         for step in correction.steps:
             _check_matches(step, episode, corrections_path)
-            if step.is_corrected or keep:
-                target = assistant_text(step.corrected_reason, step.corrected_action)
-                rejected = assistant_text(step.original_reason, step.original_action)
-                examples.append(_Example(episode, step.t, target, rejected))
+        learned = [step for step in correction.steps if step.is_corrected or keep]
+        for step in learned[:per_episode]:
+            target = (step.corrected_reason, step.corrected_action)
+            rejected = (step.original_reason, step.original_action)
+            examples.append(_Example(episode, step.t, target, rejected))
     return examples
 
 
@@ -310,27 +334,34 @@ def _balanced(sources: dict[str, list[_Example]], seed: int) -> dict[str, list[_
 def _renderer(config: BuildDataConfig) -> Callable[[_Example], list[TrainingRecord]]:
     dpo = config.method == "dpo"
 
+    def text(turn: Turn) -> str:
+        reason, action = turn
+        return assistant_text(reason if config.reasons else "", action)
+
     def multi_turn(example: _Example) -> TrainingRecord:
         episode, t = example.episode, example.t
         if t is None:
-            return ChatRecord(item_id=episode.item_id, messages=episode_conversation(episode))
+            shown = episode if config.reasons else _without_reasons(episode)
+            return ChatRecord(item_id=episode.item_id, messages=episode_conversation(shown))
         messages = [
             ChatMessage(role="user", content=episode.instruction),
             ChatMessage(role="assistant", content=ACKNOWLEDGEMENT, loss=False),
         ]
         for step in episode.steps[:t]:  # the student's own turns, shown but not learned
             messages.append(ChatMessage(role="user", content=step.observation))
-            text = assistant_text(step.reason, step.action)
-            messages.append(ChatMessage(role="assistant", content=text, loss=False))
+            own = text((step.reason, step.action))
+            messages.append(ChatMessage(role="assistant", content=own, loss=False))
         messages.append(ChatMessage(role="user", content=episode.steps[t].observation))
+        messages = recent_turns(messages, config.history_steps)
         if dpo:
             return PreferenceRecord(
                 item_id=episode.item_id,
                 prompt=messages,
-                chosen=[_learned(example.target)],
-                rejected=[_learned(example.rejected)],
+                chosen=[_learned(text(example.target))],
+                rejected=[_learned(text(example.rejected))],
             )
-        return ChatRecord(item_id=episode.item_id, messages=[*messages, _learned(example.target)])
+        learned = _learned(text(example.target))
+        return ChatRecord(item_id=episode.item_id, messages=[*messages, learned])
 
     def one_prompt(example: _Example) -> TrainingRecord:
         episode, t = example.episode, example.t
@@ -344,23 +375,30 @@ def _renderer(config: BuildDataConfig) -> Callable[[_Example], list[TrainingReco
             return PreferenceRecord(
                 item_id=episode.item_id,
                 prompt=prompt,
-                chosen=example.target,
-                rejected=example.rejected,
+                chosen=text(example.target),
+                rejected=text(example.rejected),
             )
-        messages = [ChatMessage(role="user", content=prompt), _learned(example.target)]
+        messages = [ChatMessage(role="user", content=prompt), _learned(text(example.target))]
         return ChatRecord(item_id=episode.item_id, messages=messages)
 
+    render_one = multi_turn if config.format == "multi-turn" else one_prompt
+    whole_demos = config.format == "multi-turn" and config.history_steps is None
+
     def render(example: _Example) -> list[TrainingRecord]:
-        if config.format == "multi-turn":
-            return [multi_turn(example)]
-        if example.t is None:  # a demo: one prompt per step
-            return [
-                one_prompt(_Example(example.episode, t, assistant_text(step.reason, step.action)))
-                for t, step in enumerate(example.episode.steps)
-            ]
-        return [one_prompt(example)]
+        if example.t is not None or whole_demos:
+            return [render_one(example)]
+        # a demo, learned one step at a time
+        return [
+            render_one(_Example(example.episode, t, (step.reason, step.action)))
+            for t, step in enumerate(example.episode.steps)
+        ]
 
     return render
+
+
+def _without_reasons(episode: Episode) -> Episode:
+    steps = [step.model_copy(update={"reason": ""}) for step in episode.steps]
+    return episode.model_copy(update={"steps": steps})
 
 
 def _learned(text: str) -> ChatMessage:

@@ -12,11 +12,14 @@ turns, so that what we train on is what AgentGym's trainers and evaluators use.
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from collections.abc import Sequence
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from agentcli.errors import UsageError
+
+T = TypeVar("T")
 
 # AgentGym's exact text: every one of its env clients opens the conversation with it.
 ACKNOWLEDGEMENT = "OK. I'll follow your instructions and try my best to solve the task."
@@ -49,8 +52,22 @@ def _malformed(text: object) -> str:
 
 
 def assistant_text(reason: str, action: str) -> str:
-    """The assistant's turn for one step, as agents are prompted to write it."""
-    return f"Thought: {reason}\nAction: {action}"
+    """The assistant's turn for one step, as agents are prompted to write it (without a
+    reason: the action line alone)."""
+    return f"Thought: {reason}\nAction: {action}" if reason else f"Action: {action}"
+
+
+def recent_turns(conversation: Sequence[T], history_steps: int | None) -> list[T]:
+    """What a model with a window is shown of a conversation ending in an observation: the
+    instruction and its acknowledgement, then the last ``history_steps`` turns (observation
+    and reply) and the current observation; all of it when ``history_steps`` is None.
+
+    Only sensible for envs whose every observation states the task (babyai-putnext): the
+    window drops the first observation with the rest.
+    """
+    if history_steps is None:
+        return list(conversation)
+    return [*conversation[:2], *conversation[2:][-(2 * history_steps + 1) :]]
 
 
 class Record(BaseModel):

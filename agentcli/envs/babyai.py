@@ -17,6 +17,7 @@ import copy
 import importlib.util
 import io
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +35,7 @@ from agentcli.envs.babyai_text import (
     mission_objects,
     object_name,
     objects_by_cell,
+    out_of_sight,
     plan_to_face,
     read_view,
     relative_position,
@@ -86,8 +88,7 @@ LEVELS = (
     "BabyAI-BossLevelNoUnlock-v0",
 )
 
-TEST_ITEMS = range(0, 2 * len(LEVELS))  # seeds 0-1 of every level
-TRAIN_ITEMS = range(2 * len(LEVELS), 22 * len(LEVELS))  # seeds 2-21
+PUT_NEXT = "BabyAI-PutNextLocalS6N4-v0"
 
 INSTRUCTION = """\
 You are an agent in a BabyAI grid world: rooms joined by doors, with keys, balls and boxes of \
@@ -112,19 +113,57 @@ Answer every turn in this format:
 Thought: <your reasoning>
 Action: <one of the available actions>"""
 
+PUT_NEXT_INSTRUCTION = """\
+You are in a room with keys, balls and boxes; each turn you read your goal and the room.
+Actions: turn left, turn right, move forward, go to <object> <id>, pick up <object> <id>, drop.
+Answer with "Thought: <your reasoning>" and "Action: <one action>" lines."""
+
 _GENERATION_LOCK = threading.Lock()
 
 
-def level_of(index: int) -> tuple[str, int]:
-    """The minigrid level id and seed of item ``index``."""
-    if index < 0:
-        raise TaskNotFoundError(f"babyai item {index} does not exist: indices start at 0.")
-    return LEVELS[index % len(LEVELS)], index // len(LEVELS)
+@dataclass(frozen=True)
+class Variant:
+    """What a BabyAI env serves: the level and seed of each item, its splits, and whether the
+    agent sees the whole room (``room_view``).
+
+    Item ``i`` is level ``levels[i % len(levels)]`` with seed ``i // len(levels)``. With
+    ``room_view`` the observation also lists every object out of sight and the expert plans
+    from the whole grid, not from its memory of what it explored: its advice is then a
+    function of what the agent reads, so a student can learn it (the bot's own memory is
+    invisible to the student, which makes its corrections noise to a student of a
+    partially observed level).
+    """
+
+    name: str
+    levels: tuple[str, ...]
+    splits: Mapping[str, range]
+    room_view: bool = False
+
+    def level_of(self, index: int) -> tuple[str, int]:
+        """The minigrid level id and seed of item ``index``."""
+        if index < 0:
+            raise TaskNotFoundError(f"{self.name} item {index} does not exist: indices start at 0.")
+        return self.levels[index % len(self.levels)], index // len(self.levels)
+
+    def category(self, index: int) -> str:
+        """``GoToRedBall``: the level's name without the ``BabyAI-`` prefix and version."""
+        return self.level_of(index)[0].removeprefix("BabyAI-").rsplit("-", 1)[0]
 
 
-def category(index: int) -> str:
-    """``GoToRedBall``: the level's name without the ``BabyAI-`` prefix and version."""
-    return level_of(index)[0].removeprefix("BabyAI-").rsplit("-", 1)[0]
+# AgentGym's babyai: its 40 levels in turn, seeds 0-1 of each as test, 2-21 as train.
+AGENTGYM_LEVELS = Variant(
+    "babyai",
+    LEVELS,
+    {"train": range(2 * len(LEVELS), 22 * len(LEVELS)), "test": range(0, 2 * len(LEVELS))},
+)
+# One room, "put the X next to the Y", fully observed: item i is seed i. Test seeds are few
+# and fixed (the first 500); training seeds start at 1000, enough for many iterations.
+PUT_NEXT_ROOM = Variant(
+    "babyai-putnext",
+    (PUT_NEXT,),
+    {"train": range(1000, 21000), "test": range(0, 500)},
+    room_view=True,
+)
 
 
 def _new_level(level: str) -> Any:
@@ -140,14 +179,17 @@ def _generate(env: Any, seed: int) -> None:
 
 
 class BabyAIEnvironment:
+    def __init__(self, variant: Variant) -> None:
+        self._variant = variant
+
     def splits(self) -> dict[str, list[int]]:
-        return {"train": list(TRAIN_ITEMS), "test": list(TEST_ITEMS)}
+        return {name: list(items) for name, items in self._variant.splits.items()}
 
     def open_session(self) -> BabyAISession:
-        return BabyAISession()
+        return BabyAISession(self._variant)
 
     def privileged_state(self, index: int) -> str:
-        level, seed = level_of(index)
+        level, seed = self._variant.level_of(index)
         env = _new_level(level)
         _generate(env, seed)
         return describe_layout(env, f"{level}, seed {seed}")
@@ -156,7 +198,8 @@ class BabyAIEnvironment:
 class BabyAISession:
     """One episode at a time; keeps one minigrid env per level it has played."""
 
-    def __init__(self) -> None:
+    def __init__(self, variant: Variant) -> None:
+        self._variant = variant
         self._levels: dict[str, Any] = {}
         self._env: Any = None
         self._view: View | None = None
@@ -166,16 +209,16 @@ class BabyAISession:
         self._score = 0.0
 
     def reset(self, index: int) -> Transition:
-        level, seed = level_of(index)
+        level, seed = self._variant.level_of(index)
         if level not in self._levels:
             self._levels[level] = _new_level(level)
         self._env = self._levels[level]
         _generate(self._env, seed)
         self._outcome, self._success, self._score = None, False, 0.0
-        self._expert = _BotExpert(self._env)
+        self._expert = _BotExpert(self._env, omniscient=self._variant.room_view)
         self._view = read_view(self._env)
         self._expert.recover(self._view)
-        return self._transition(f"Your goal: {self._env.mission}", 0.0)
+        return self._transition("" if self._variant.room_view else self._goal(), 0.0)
 
     def step(self, action: str) -> Transition:
         if self._view is None:
@@ -205,8 +248,8 @@ class BabyAISession:
 
     def explain(self, action: str) -> str:
         """The mission, then where the object the action is about stands from the agent; only
-        objects in view are named (the bot also plans from its memory, which a reason must not
-        reveal)."""
+        objects the agent knows of are named (in view, or anywhere in the room with
+        ``room_view``): the bot also plans from its memory, which a reason must not reveal."""
         view, env = self._view, self._env
         mission = f"My mission: {env.mission}."
         command = _normalize(action, view)
@@ -222,12 +265,19 @@ class BabyAISession:
                 where = relative_position(view.pose, cell)
                 return f"{mission} The {name} is {where}, so I {purpose}."
         targets = {id(obj) for obj in mission_objects(env)}
-        seen = [
-            (name, cell) for cell, name in view.names.items() if id(env.grid.get(*cell)) in targets
-        ]
+        if self._variant.room_view:  # the agent knows where everything is
+            known = {cell: object_name(obj) for cell, obj in objects_by_cell(env).items()}
+            known |= view.names
+        else:
+            known = view.names
+        (x, y), _ = view.pose
+        needed = sorted(
+            ((name, cell) for cell, name in known.items() if id(env.grid.get(*cell)) in targets),
+            key=lambda named: abs(named[1][0] - x) + abs(named[1][1] - y),
+        )
         move = command if command in _MOVES else "move"
-        if seen:
-            name, cell = seen[0]
+        if needed:
+            name, cell = needed[0]
             where = relative_position(view.pose, cell)
             return f"{mission} The {name} is {where}; I {move} to work my way towards it."
         return f"{mission} Nothing my mission needs is in view, so I {move} to look for it."
@@ -255,14 +305,22 @@ class BabyAISession:
                 return total, done_steps
         return total, len(plan)
 
+    def _goal(self) -> str:
+        return f"Your goal: {self._env.mission}"
+
     def _transition(self, lead: str, reward: float) -> Transition:
         lines = [lead] if lead else []
         if self._outcome is not None:
-            lines += [self._outcome, self._view.scene]
-            actions: list[str] = []
+            lines.append(self._outcome)
+        if self._variant.room_view:
+            # every observation is the whole state: the goal, the view, the rest of the room;
+            # the instruction names the action forms and the view the objects' ids
+            lines += [self._goal(), self._view.scene, out_of_sight(self._env, self._view)]
         else:
-            lines += [self._view.scene, self._view.actions_line()]
-            actions = list(self._view.plans)
+            lines.append(self._view.scene)
+            if self._outcome is None:
+                lines.append(self._view.actions_line())
+        actions = list(self._view.plans) if self._outcome is None else []
         return Transition(
             observation="\n".join(lines),
             reward=reward,
@@ -380,14 +438,14 @@ class _BotExpert:
     LOOKAHEAD = 24  # primitive steps: more than any plan within the 7x7 view takes
     MAX_FAILURES = 3  # of a running bot, per episode: beyond, restarts only repeat the failure
 
-    def __init__(self, env: Any):
+    def __init__(self, env: Any, *, omniscient: bool = False):
         self._env = env
         self._bot: Any = None
         self._advice: int | None = None  # the bot's next primitive action from this state
         self._seen = None  # the last bot's map of seen cells
         self._failures = 0
         self._forgot = False  # whether a bot has started with a blank map (once at most)
-        self._start()
+        self._start(self._whole_grid() if omniscient else None)
 
     def observe(self, primitive: int) -> None:
         if self._bot is None:
@@ -412,6 +470,11 @@ class _BotExpert:
         if self._bot is None:
             return None if self._failures > self.MAX_FAILURES else self._unblock(view)
         return self._covering_action(view, self._look_ahead()) or self._spell(view, self._advice)
+
+    def _whole_grid(self) -> Any:
+        import numpy as np
+
+        return np.ones((self._env.width, self._env.height), dtype=bool)
 
     def _start(self, memory: Any = None) -> bool:
         """Start a bot from the current state, seeding its map of seen cells with ``memory``."""
@@ -554,11 +617,14 @@ def _missing() -> str | None:
     return None
 
 
-def _load() -> BabyAIEnvironment:
-    problem = _missing()
-    if problem is not None:
-        raise EnvUnavailableError(problem)
-    return BabyAIEnvironment()
+def _loader(variant: Variant) -> Any:
+    def load() -> BabyAIEnvironment:
+        problem = _missing()
+        if problem is not None:
+            raise EnvUnavailableError(problem)
+        return BabyAIEnvironment(variant)
+
+    return load
 
 
 SPEC = EnvSpec(
@@ -569,8 +635,20 @@ SPEC = EnvSpec(
     max_rounds=20,
     wire="babyai",
     default_port=36003,
-    load=_load,
+    load=_loader(AGENTGYM_LEVELS),
     missing=_missing,
     probe_action="turn left",
-    categories=category,
+    categories=AGENTGYM_LEVELS.category,
+)
+PUT_NEXT_SPEC = EnvSpec(
+    name="babyai-putnext",
+    summary="BabyAI PutNextLocal in one room, fully observed: the quickstart's environment.",
+    requires="the minigrid package (installed with agentgym)",
+    instruction=PUT_NEXT_INSTRUCTION,
+    max_rounds=20,
+    wire="babyai",
+    default_port=36004,
+    load=_loader(PUT_NEXT_ROOM),
+    missing=_missing,
+    probe_action="turn left",
 )

@@ -236,13 +236,13 @@ def _steps(n: int) -> str:
     return f"{n} step" if n == 1 else f"{n} steps"
 
 
-def relative_position(pose: Pose, cell: Cell) -> str:
-    """Where ``cell`` is from the agent, in its own words: "2 steps ahead and 1 step to my
-    left"."""
+def relative_position(pose: Pose, cell: Cell, whose: str = "my") -> str:
+    """Where ``cell`` is from the agent: "2 steps ahead and 1 step to my left" (its own
+    words), or with ``whose="your"`` as the env tells it."""
     (x, y), direction = pose
     fx, fy = DIRECTION_VECTORS[direction]
     dx, dy = cell[0] - x, cell[1] - y
-    return _where(dx * fx + dy * fy, dx * -fy + dy * fx, whose="my")
+    return _where(dx * fx + dy * fy, dx * -fy + dy * fx, whose=whose)
 
 
 def _where(ahead: int, right: int, whose: str = "your") -> str:
@@ -251,7 +251,8 @@ def _where(ahead: int, right: int, whose: str = "your") -> str:
         return f"right in front of {'me' if whose == 'my' else 'you'}"
     if not ahead:
         return side
-    return f"{_steps(ahead)} ahead" + (f" and {side}" if side else "")
+    along = f"{_steps(ahead)} ahead" if ahead > 0 else f"{_steps(-ahead)} behind"
+    return along + (f" and {side}" if side else "")
 
 
 def _clearance(label: str, offsets, seen, names_by_offset) -> str:
@@ -285,6 +286,22 @@ def _scene(named, seen, size: int, carrying) -> str:
     else:
         lines.append(f"You are carrying a {object_name(carrying)}.")
     return "\n".join(lines)
+
+
+def out_of_sight(env: Any, view: View) -> str:
+    """Every object of the grid the agent does not see now, nearest first, with where it is
+    from the agent: what makes a one-room level fully observed. Unnumbered: only what is in
+    view can be named in an action."""
+    (x, y), _ = view.pose
+    hidden = sorted(
+        (abs(cx - x) + abs(cy - y), object_name(obj), (cx, cy))
+        for (cx, cy), obj in objects_by_cell(env).items()
+        if (cx, cy) not in view.names
+    )
+    if not hidden:
+        return "Out of sight: nothing."
+    lines = [f"- {name}: {relative_position(view.pose, cell, 'your')}" for _, name, cell in hidden]
+    return "\n".join(["Out of sight:", *lines])
 
 
 def objects_by_cell(env: Any) -> dict[tuple[int, int], Any]:

@@ -22,6 +22,7 @@ import httpx
 
 from agentcli.envs.base import Transition
 from agentcli.envs.protocol import WIRE_FORMATS, WireFormat, transition_from_payload
+from agentcli.envs.registry import get_spec
 from agentcli.errors import EnvServerError, UnreachableError
 
 log = logging.getLogger("agentgym.client")
@@ -45,13 +46,9 @@ class EnvClient:
         retries: int = 4,
         backoff_s: float = 0.25,
     ) -> None:
-        if env not in WIRE_FORMATS:
-            raise EnvServerError(
-                f"no wire format for env {env!r}; known: {', '.join(WIRE_FORMATS)}"
-            )
         self.base_url = base_url.rstrip("/")
         self.env = env
-        self.wire: WireFormat = WIRE_FORMATS[env]
+        self.wire: WireFormat = WIRE_FORMATS[get_spec(env).wire]
         self.retries = retries
         self.backoff_s = backoff_s
         self.boot_id: str | None = None

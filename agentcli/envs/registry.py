@@ -9,7 +9,14 @@ from agentcli.envs import alfworld, babyai, sciworld, textcraft, webshop
 from agentcli.envs.base import EnvSpec
 from agentcli.errors import AgentGymError, UsageError
 
-BUILT_IN = (textcraft.SPEC, sciworld.SPEC, babyai.SPEC, alfworld.SPEC, webshop.SPEC)
+BUILT_IN = (
+    textcraft.SPEC,
+    sciworld.SPEC,
+    babyai.SPEC,
+    babyai.PUT_NEXT_SPEC,
+    alfworld.SPEC,
+    webshop.SPEC,
+)
 SPECS: dict[str, EnvSpec] = {spec.name: spec for spec in BUILT_IN}
 
 

@@ -43,7 +43,7 @@ def _settings(
     return create_model(name, __base__=CommandConfig, __doc__=doc, __module__=__name__, **fields)
 
 
-_ROLLOUT_FILLED = {"env", "data", "env_server", "out", "policy"}
+_ROLLOUT_FILLED = {"env", "data", "env_server", "out", "policy", "history_steps"}
 
 TeacherSettings = _settings(
     TeacherConfig,
@@ -98,7 +98,7 @@ CorrectSettings = _settings(
 DataSettings = _settings(
     BuildDataConfig,
     "DataSettings",
-    filled={"method", "iter", "run", "out", "control"},
+    filled={"method", "iter", "run", "out", "control", "history_steps"},
     doc="`agentgym build-data`: how examples are rendered, mixed and split.",
 )
 TrainSettings = _settings(
@@ -133,6 +133,12 @@ class IterateConfig(CommandConfig):
     model: Path = Field(description="The model iteration 0 trains from (an HF directory).")
     method: Literal["bc", "sft", "dpo"] = Field(
         "sft", description="Training method (dpo needs corrections: iteration 1 on)."
+    )
+    history_steps: int | None = Field(
+        None,
+        ge=0,
+        description="Earlier turns the student sees, in its rollouts, evals and training data"
+        " alike (default: all); for envs whose every observation states the task.",
     )
     teacher: TeacherSettings = Field(
         default_factory=lambda: TeacherSettings(), description="Who annotates and corrects."

@@ -69,7 +69,7 @@ class _Plan:
         where = self.layout.env(env)
         settings = self.config.collect
         if control:  # the expert plays as in collect, on the items the student is rolled out on
-            items = {"split": self.config.rollout.split, "limit": self.config.rollout.limit}
+            items = self._rollout_items
             settings = settings.model_copy(update=items)
         rollout = self._rollout_config(
             env,
@@ -109,11 +109,7 @@ class _Plan:
 
         where = self.layout.env(env)
         by_llm = self.config.teacher.kind == "openai"
-        source: dict[str, Any] = (
-            {"demos": where.demos}
-            if by_llm
-            else {"split": self.config.rollout.split, "limit": self.config.rollout.limit}
-        )
+        source: dict[str, Any] = {"demos": where.demos} if by_llm else self._rollout_items
         config = self._teacher_config(ExtractStateConfig, env, out=where.privileged_state, **source)
         return self._stage(
             "extract-state",
@@ -213,6 +209,7 @@ class _Plan:
                     "run": self.layout.env(env).root,
                     "control": control,
                     "out": out,
+                    "history_steps": self.config.history_steps,
                 },
                 source="the data section",
             )
@@ -303,6 +300,12 @@ class _Plan:
             ledger=ledger,
         )
 
+    @property
+    def _rollout_items(self) -> dict[str, Any]:
+        """The items the student is rolled out on, as settings of a stage that picks items."""
+        rollout = self.config.rollout
+        return {"split": rollout.split, "limit": rollout.limit, "skip": rollout.skip}
+
     def _rollout_config(
         self, env: str, settings: BaseModel, *, out: Path, policy: dict[str, Any], section: str
     ) -> RolloutConfig:
@@ -315,6 +318,7 @@ class _Plan:
                 "env_server": self.config.env_servers.get(env, []),
                 "out": out,
                 "policy": policy,
+                "history_steps": self.config.history_steps,
             },
             source=f"the {section} section",
         )

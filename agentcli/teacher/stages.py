@@ -118,6 +118,7 @@ class ExtractStateConfig(StageConfig):
     )
     split: str = Field("train", description="Without --demos: the split whose items to run.")
     limit: int | None = Field(None, ge=1, description="Run only the first N items.")
+    skip: int = Field(0, ge=0, description="Without --demos: skip the split's first N items.")
     default_name: ClassVar[str] = "privileged_state.jsonl"
 
     @model_validator(mode="after")
@@ -183,7 +184,8 @@ def extract_state(config: ExtractStateConfig, on_item: OnItem | None = None) -> 
     if config.demos is not None:
         pairs = [(demo.index, demo) for demo in _episodes_of(config.demos, config.env)]
     else:
-        pairs = [(index, None) for index in _split_indices(config.env, config.split)]
+        indices = _split_indices(config.env, config.split)[config.skip :]
+        pairs = [(index, None) for index in indices]
     pairs = pairs[: config.limit]
 
     def work(teacher: Teacher) -> list[tuple[str, Work]]:

@@ -111,4 +111,7 @@ def test_iterate_survives_a_kill_during_training_and_report_draws_it(tiny_model,
         ["1", "textcraft", "3"],
         ["control", "textcraft", "3"],
     ]
+    for baseline in ("iteration 0", "control"):
+        assert f"textcraft: iteration 1 − {baseline}: " in stdout
+    assert stdout.count("(paired over 3 items)") == 2
     assert (run / "report.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -14,10 +15,13 @@ import pytest
 
 from agentcli.data.jsonl import read_records
 from agentcli.data.records import Episode
+from agentcli.envs.launcher import env_servers
+from agentcli.envs.registry import get_spec
 from agentcli.errors import UnreachableError
 from agentcli.evaluate import compute_metrics
 from agentcli.policy import PolicyConfig
-from agentcli.rollout import RolloutConfig, execute
+from agentcli.policy.oracle import OraclePolicy
+from agentcli.rollout import RolloutConfig, execute, run_rollout
 from tests.integration.test_env_servers import BABYAI_ITEMS, SCIWORLD_TASK_TYPES
 from tests.servers import free_port
 
@@ -120,3 +124,38 @@ def test_tiny_model_rollout_at_concurrency_8_gives_valid_episodes(tiny_model, tm
         assert episode.n_steps == len(episode.steps) <= 3
         assert episode.meta["completion_tokens"] > 0
     assert (tmp_path / "rollout" / "config.yaml").exists()
+
+
+class _Watching(OraclePolicy):
+    """The oracle, noting every conversation the engine shows it."""
+
+    def __init__(self) -> None:
+        self.shown: list[list[dict]] = []
+
+    async def act(self, conversation, session):
+        self.shown.append(conversation)
+        return await super().act(conversation, session)
+
+
+def test_a_history_window_shows_the_policy_its_last_turns_and_records_every_step(tmp_path):
+    spec, policy = get_spec("babyai-putnext"), _Watching()
+    with env_servers(spec, []) as urls:
+        stats = asyncio.run(
+            run_rollout(spec, urls, policy, [1000, 1001], tmp_path / "e.jsonl", split="train",
+                        concurrency=2, history_steps=1)
+        )  # fmt: skip
+    episodes = read_records(tmp_path / "e.jsonl", Episode)
+    assert stats.successes == 2 and sum(e.n_steps for e in episodes) == len(policy.shown)
+    assert max(len(shown) for shown in policy.shown) == 5  # instruction, Ok., one turn, now
+    observations = {step.observation for e in episodes for step in e.steps}
+    for shown in policy.shown:
+        assert shown[0]["content"] == spec.instruction and shown[1]["role"] == "assistant"
+        assert shown[-1]["role"] == "user" and shown[-1]["content"] in observations
+
+
+def test_skip_starts_at_a_later_item_of_the_split(tmp_path):
+    execute(_oracle("babyai-putnext", tmp_path / "e.jsonl", split="train", skip=3, limit=2))
+    assert [e.item_id for e in read_records(tmp_path / "e.jsonl", Episode)] == [
+        "babyai-putnext_1003",
+        "babyai-putnext_1004",
+    ]

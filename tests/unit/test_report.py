@@ -9,10 +9,11 @@ import shutil
 import pytest
 
 from agentcli.data.jsonl import write_records
+from agentcli.data.records import Episode
 from agentcli.errors import UsageError
 from agentcli.evaluate import Metrics, write_metrics
 from agentcli.pipeline import Manifest
-from agentcli.report import plot_report, read_report
+from agentcli.report import paired_comparisons, plot_report, read_report
 from agentcli.run_layout import RunLayout
 from agentcli.teacher.ledger import LedgerEntry
 
@@ -99,3 +100,28 @@ def test_a_run_with_nothing_evaluated_is_one_line(tmp_path):
     manifest.save()
     with pytest.raises(UsageError, match="no iteration has been evaluated yet"):
         read_report(tmp_path)
+
+
+def _evaluated(folder, successes):
+    episodes = [
+        Episode(item_id=f"babyai_{i}", env="babyai", instruction="", success=won, n_steps=0)
+        for i, won in enumerate(successes)
+    ]
+    write_records(folder / "episodes.jsonl", episodes)
+
+
+def test_differences_are_paired_over_the_items_both_models_were_evaluated_on(tmp_path):
+    layout = make_run(tmp_path / "run")
+    where = layout.env("babyai")
+    _evaluated(where.eval(0), [0, 0, 1, 1, 0, 0])
+    _evaluated(where.eval(1), [1, 1, 1, 0, 1, 0, 1])  # one more item: not compared
+    _evaluated(where.control_eval, [0, 1, 1, 1, 0, 0])
+    comparisons = paired_comparisons(layout.root, read_report(layout.root))
+    found = {(c.model, c.baseline): c for c in comparisons}
+    assert set(found) == {("1", "0"), ("1", "control")}  # textcraft has no episodes to pair
+    versus_0 = found[("1", "0")]
+    assert versus_0.env == "babyai" and versus_0.items == 6
+    # differences 1, 1, 0, -1, 1, 0: mean 1/3, sample deviation 0.8165, over sqrt(6)
+    assert versus_0.difference == pytest.approx(1 / 3)
+    assert versus_0.standard_error == pytest.approx(0.8165 / 6**0.5, rel=1e-3)
+    assert found[("1", "control")].difference == pytest.approx(1 / 6)

@@ -143,6 +143,31 @@ def test_dpo_pairs_the_correction_with_the_students_turn_and_never_an_equal_one(
     assert len(single) == len(_corrected_steps(run, 0))
 
 
+def test_steps_per_episode_keeps_each_episodes_first_learned_steps(run):
+    corrections = read_records(run.corrections(0), Correction)
+    _, _, capped = _build(run, method="sft", iter=1, holdout=0, steps_per_episode=2)
+    first_two = sum(min(2, sum(s.is_corrected for s in c.steps)) for c in corrections)
+    assert capped.sources["iter0"] == first_two < len(_corrected_steps(run, 0))
+
+    train, _, every = _build(
+        run, method="sft", iter=1, holdout=0, keep_uncorrected=True, steps_per_episode=1
+    )
+    assert every.sources["iter0"] == len(corrections)
+    at_step_0 = [r for r in train if len(r.messages) == 4]  # instruction, Ok., observation, target
+    assert len(at_step_0) == len(corrections)
+
+
+def test_a_history_window_learns_demos_step_by_step_and_reasons_can_be_left_out(run):
+    train, _, summary = _build(run, method="sft", iter=1, holdout=0, history_steps=1, reasons=False)
+    demos = [d for d in read_records(run.demos, Episode) if d.success]
+    assert summary.sources["demos"] == sum(d.n_steps for d in demos)
+    assert max(len(r.messages) for r in train) == 6  # instruction, Ok., a turn, now, target
+    for record in train:
+        assert [m.loss for m in record.messages[1::2]][-1] is True
+        assert not any(m.loss for m in record.messages[:-1])
+        assert all(m.content.startswith("Action: ") for m in record.messages[3::2])
+
+
 def test_mixing_balances_iterations(run):
     sizes = {k: len(_corrected_steps(run, k)) for k in STUDENT_ITEMS}
     assert sizes[0] != sizes[1], "the two iterations should differ in size"

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from agentcli.envs.babyai import LEVELS, SPEC, category, level_of
+from agentcli.envs.babyai import AGENTGYM_LEVELS, LEVELS, SPEC
 from agentcli.envs.protocol import WIRE_FORMATS
 from agentcli.errors import TaskNotFoundError
 from tests.processes import outputs_under_hash_seeds
@@ -47,7 +47,7 @@ def _finish_with_expert(session, transition):
 @pytest.mark.parametrize("index", EXPERT_ITEMS)
 def test_expert_completes_the_mission(session, index):
     transition = _finish_with_expert(session, session.reset(index))
-    assert transition.done and transition.success, category(index)
+    assert transition.done and transition.success, AGENTGYM_LEVELS.category(index)
     assert 0 < transition.score <= 1 and transition.reward == transition.score
     assert session.expert_action() is None
 
@@ -70,17 +70,17 @@ def test_expert_recovers_after_student_detours(session):
         transition = session.reset(index)
         for _ in range(6):
             transition = session.step(chooser.choice(transition.available_actions))
-        assert _finish_with_expert(session, transition).success, category(index)
+        assert _finish_with_expert(session, transition).success, AGENTGYM_LEVELS.category(index)
 
 
 def test_items_map_to_agentgym_levels_and_seeds():
     assert len(LEVELS) == 40
-    assert level_of(0) == ("BabyAI-GoToRedBallGrey-v0", 0)
-    assert level_of(41) == ("BabyAI-GoToRedBall-v0", 1)
-    assert level_of(79) == ("BabyAI-BossLevelNoUnlock-v0", 1)
-    assert category(3) == category(43) == "GoToObjS6"
+    assert AGENTGYM_LEVELS.level_of(0) == ("BabyAI-GoToRedBallGrey-v0", 0)
+    assert AGENTGYM_LEVELS.level_of(41) == ("BabyAI-GoToRedBall-v0", 1)
+    assert AGENTGYM_LEVELS.level_of(79) == ("BabyAI-BossLevelNoUnlock-v0", 1)
+    assert AGENTGYM_LEVELS.category(3) == AGENTGYM_LEVELS.category(43) == "GoToObjS6"
     with pytest.raises(TaskNotFoundError):
-        level_of(-1)
+        AGENTGYM_LEVELS.level_of(-1)
 
 
 def test_every_level_is_registered_by_minigrid(environment):
@@ -101,6 +101,7 @@ def test_splits_are_disjoint_sorted_and_stable(environment):
     assert not set(splits["train"]) & set(splits["test"])
     for ids in splits.values():
         assert ids == sorted(ids) and ids[0] >= 0
+    category = AGENTGYM_LEVELS.category
     assert {category(i) for i in splits["test"]} == {category(i) for i in range(40)}
 
 
