@@ -110,9 +110,10 @@ async def run_episode(
     max_rounds: int,
     meta: dict[str, Any],
     history_steps: int | None = None,
+    instruction: bool = True,
 ) -> Episode:
     """One episode; a policy or env failure ends it with the error recorded, never raises.
-    The policy is shown the conversation's last ``history_steps`` turns (all: None)."""
+    The policy is shown what ``recent_turns`` keeps of the conversation."""
     started = time.perf_counter()
     steps: list[Step] = []
     end_reason: EndReason = END_MAX_ROUNDS
@@ -126,7 +127,8 @@ async def run_episode(
         conversation = opening_messages(spec, observation)
         for _ in range(max_rounds):
             offered = last.available_actions
-            reply = await policy.act(recent_turns(conversation, history_steps), session)
+            shown = recent_turns(conversation, history_steps, instruction=instruction)
+            reply = await policy.act(shown, session)
             tokens["prompt_tokens"] += reply.prompt_tokens
             tokens["completion_tokens"] += reply.completion_tokens
             if reply.context_exceeded:
@@ -197,6 +199,7 @@ async def run_rollout(
     concurrency: int,
     max_rounds: int | None = None,
     history_steps: int | None = None,
+    instruction: bool = True,
     meta: dict[str, Any] | None = None,
     on_episode: Callable[[Episode, RolloutStats], None] | None = None,
 ) -> RolloutStats:
@@ -221,6 +224,7 @@ async def run_rollout(
                     max_rounds=max_rounds or spec.max_rounds,
                     meta=meta,
                     history_steps=history_steps,
+                    instruction=instruction,
                 )
             append_records(out, [episode])
             stats.finished += 1
@@ -259,6 +263,11 @@ class RolloutConfig(CommandConfig):
         ge=0,
         description="Earlier turns the policy is shown (default: all): the instruction, the"
         " last N turns and the observation; for envs whose observations state the task.",
+    )
+    instruction: bool = Field(
+        True,
+        description="Open the conversation with the env's instruction (AgentGym's way); false:"
+        " start at the observations, for a student trained from scratch.",
     )
     out: Path = Field(description="A .jsonl file, or a directory that gets episodes.jsonl.")
     policy: PolicyConfig = Field(default_factory=lambda: PolicyConfig(kind="oracle"))
@@ -331,6 +340,7 @@ def execute(
                     concurrency=config.concurrency,
                     max_rounds=config.max_rounds,
                     history_steps=config.history_steps,
+                    instruction=config.instruction,
                     meta={"model": str(config.policy.model or config.policy.model_name or "")},
                     on_episode=on_episode,
                 )

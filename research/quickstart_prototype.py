@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agentcli.envs.babyai import LEVELS, BabyAISession  # noqa: E402
+from agentcli.envs.babyai import AGENTGYM_LEVELS, LEVELS, PUT_NEXT_INSTRUCTION, BabyAISession  # noqa: E402
 from agentcli.envs.babyai_text import DIRECTION_VECTORS, object_name, objects_by_cell  # noqa: E402
 
 TRAIN_SEED_START = 1000
@@ -69,9 +69,16 @@ def out_of_sight(session: BabyAISession) -> list[str]:
     return [f"- {name}: {_relative(view.pose, cell)}" for _, name, cell in sorted(hidden)]
 
 
+# The product's conversation opening (instruction and acknowledgement), for --opening
+OPENING = (
+    PUT_NEXT_INSTRUCTION + "\nOK. I'll follow your instructions and try my best to solve the task."
+)
+
+
 def prompt(session: BabyAISession, mission: str, history: list[str], args) -> str:
     """The student's whole input: goal, the env's scene text, [room listing], last actions."""
-    lines = [f"Goal: {mission}", session._view.scene]
+    lines = [OPENING] if args.opening else []
+    lines += [f"Goal: {mission}", session._view.scene]
     if args.obs == "room":
         hidden = out_of_sight(session)
         lines += ["Out of sight:"] + hidden if hidden else ["Out of sight: nothing."]
@@ -105,7 +112,7 @@ class Episode:
 
 
 def start(item: int, args) -> Episode:
-    session = BabyAISession()
+    session = BabyAISession(AGENTGYM_LEVELS)
     session.reset(item)
     if args.expert == "omniscient":
         omniscient(session)
@@ -294,6 +301,7 @@ def main(argv=None):
     ap.add_argument("--obs", choices=["ego", "room"], default="room")
     ap.add_argument("--expert", choices=["bot", "omniscient"], default="omniscient")
     ap.add_argument("--history", type=int, default=2, help="last actions shown in the prompt")
+    ap.add_argument("--opening", action="store_true", help="prompts start with the instruction")
     ap.add_argument("--demos", type=int, default=500, help="expert episodes for BC")
     ap.add_argument("--dagger-items", type=int, default=500, help="student episodes per round")
     ap.add_argument(
@@ -366,6 +374,7 @@ def main(argv=None):
         results["iter0"] = ev0
         print("    iter0 success {:.3f} ± {:.3f} (n={})".format(*success(ev0)))
 
+    variants: dict = {}
     student, control = model, copy.deepcopy(model)
     data_student, data_control = list(bc), list(bc)
     for it in range(1, args.iters + 1):
@@ -407,12 +416,13 @@ def main(argv=None):
                 eval_items, args, m, tokenizer, label=False
             )
 
-    with clock.stage("eval control"):
-        evc = play(eval_items, args, control, tokenizer, label=False)
-        results["control"] = evc
-    with clock.stage(f"eval iter{args.iters}"):
-        ev1 = play(eval_items, args, student, tokenizer, label=False)
-        results[f"iter{args.iters}"] = ev1
+    if args.iters:
+        with clock.stage("eval control"):
+            evc = play(eval_items, args, control, tokenizer, label=False)
+            results["control"] = evc
+        with clock.stage(f"eval iter{args.iters}"):
+            ev1 = play(eval_items, args, student, tokenizer, label=False)
+            results[f"iter{args.iters}"] = ev1
 
     print("\n==== results ====")
     summary = {"args": vars(args), "results": {}, "times": clock.rows}
@@ -421,7 +431,7 @@ def main(argv=None):
         steps = sum(e.steps for e in eps) / n
         print(f"{name:8s} success {p:.3f} ± {se:.3f} (n={n}), mean actions {steps:.1f}")
         summary["results"][name] = {"success": p, "se": se, "n": n}
-    pairs = [("iter0", "control")] + [
+    pairs = [("iter0", "control")] * bool(args.iters) + [
         (a, b)
         for b in results
         if b.startswith("iter") and b != "iter0"

@@ -88,6 +88,11 @@ class BuildDataConfig(CommandConfig):
         description="Earlier steps shown at most (default: all); multi-turn then learns each"
         " step on its own, after the instruction and the last N turns.",
     )
+    instruction: bool = Field(
+        True,
+        description="Show the env's instruction (and its acknowledgement) before the steps;"
+        " false: the steps alone, for a student trained from scratch.",
+    )
     reasons: bool = Field(
         True,
         description="Learn the reason before each action; false: the action line alone (a"
@@ -233,10 +238,10 @@ def single_prompt(
     instruction: str, history: Sequence[Step], observation: str, *, history_steps: int | None
 ) -> str:
     """The student's situation at a step as one user message (LEAP's prompting): the
-    instruction, the first observation (it states the task), the last ``history_steps``
-    earlier turns, then the current observation."""
+    instruction (when not empty), the first observation (it states the task), the last
+    ``history_steps`` earlier turns, then the current observation."""
     shown = history if history_steps is None else history[len(history) - history_steps :]
-    lines = [instruction, ""]
+    lines = [instruction, ""] if instruction else []
     omitted = len(history) - len(shown)
     if omitted:
         lines += [f"Observation: {history[0].observation}", f"(earlier steps not shown: {omitted})"]
@@ -342,7 +347,10 @@ def _renderer(config: BuildDataConfig) -> Callable[[_Example], list[TrainingReco
         episode, t = example.episode, example.t
         if t is None:
             shown = episode if config.reasons else _without_reasons(episode)
-            return ChatRecord(item_id=episode.item_id, messages=episode_conversation(shown))
+            messages = recent_turns(
+                episode_conversation(shown), None, instruction=config.instruction
+            )
+            return ChatRecord(item_id=episode.item_id, messages=messages)
         messages = [
             ChatMessage(role="user", content=episode.instruction),
             ChatMessage(role="assistant", content=ACKNOWLEDGEMENT, loss=False),
@@ -352,7 +360,7 @@ def _renderer(config: BuildDataConfig) -> Callable[[_Example], list[TrainingReco
             own = text((step.reason, step.action))
             messages.append(ChatMessage(role="assistant", content=own, loss=False))
         messages.append(ChatMessage(role="user", content=episode.steps[t].observation))
-        messages = recent_turns(messages, config.history_steps)
+        messages = recent_turns(messages, config.history_steps, instruction=config.instruction)
         if dpo:
             return PreferenceRecord(
                 item_id=episode.item_id,
@@ -366,7 +374,7 @@ def _renderer(config: BuildDataConfig) -> Callable[[_Example], list[TrainingReco
     def one_prompt(example: _Example) -> TrainingRecord:
         episode, t = example.episode, example.t
         prompt = single_prompt(
-            episode.instruction,
+            episode.instruction if config.instruction else "",
             episode.steps[:t],
             episode.steps[t].observation,
             history_steps=config.history_steps,

@@ -57,17 +57,22 @@ def assistant_text(reason: str, action: str) -> str:
     return f"Thought: {reason}\nAction: {action}" if reason else f"Action: {action}"
 
 
-def recent_turns(conversation: Sequence[T], history_steps: int | None) -> list[T]:
-    """What a model with a window is shown of a conversation ending in an observation: the
-    instruction and its acknowledgement, then the last ``history_steps`` turns (observation
-    and reply) and the current observation; all of it when ``history_steps`` is None.
+def recent_turns(
+    conversation: Sequence[T], history_steps: int | None, *, instruction: bool = True
+) -> list[T]:
+    """What a model is shown of a conversation ending in an observation: the instruction and
+    its acknowledgement (unless ``instruction`` is false), then the last ``history_steps``
+    turns (observation and reply) and the current observation; every turn when
+    ``history_steps`` is None.
 
-    Only sensible for envs whose every observation states the task (babyai-putnext): the
-    window drops the first observation with the rest.
+    A window is only sensible for envs whose every observation states the task
+    (babyai-putnext): it drops the first observation with the rest.
     """
-    if history_steps is None:
-        return list(conversation)
-    return [*conversation[:2], *conversation[2:][-(2 * history_steps + 1) :]]
+    opening = list(conversation[:2]) if instruction else []
+    turns = conversation[2:]
+    if history_steps is not None:
+        turns = turns[-(2 * history_steps + 1) :]
+    return [*opening, *turns]
 
 
 class Record(BaseModel):

@@ -207,6 +207,7 @@ class BabyAISession:
         self._outcome: str | None = None  # set when the episode ends: what to tell the agent
         self._success = False
         self._score = 0.0
+        self._actions: list[str] = []  # as the agent wrote them, done or refused
 
     def reset(self, index: int) -> Transition:
         level, seed = self._variant.level_of(index)
@@ -215,6 +216,7 @@ class BabyAISession:
         self._env = self._levels[level]
         _generate(self._env, seed)
         self._outcome, self._success, self._score = None, False, 0.0
+        self._actions = []
         self._expert = _BotExpert(self._env, omniscient=self._variant.room_view)
         self._view = read_view(self._env)
         self._expert.recover(self._view)
@@ -226,6 +228,7 @@ class BabyAISession:
         if self._outcome is not None:
             return self._transition("The episode is over: reset to start another.", 0.0)
         command = _normalize(action, self._view)
+        self._actions.append(" ".join(action.split()))
         plan = self._view.plans.get(command)
         if plan is None:
             why = self._view.refusals.get(
@@ -313,9 +316,16 @@ class BabyAISession:
         if self._outcome is not None:
             lines.append(self._outcome)
         if self._variant.room_view:
-            # every observation is the whole state: the goal, the view, the rest of the room;
-            # the instruction names the action forms and the view the objects' ids
-            lines += [self._goal(), self._view.scene, out_of_sight(self._env, self._view)]
+            # every observation is the whole state (the goal, the view, the rest of the room)
+            # and the last two actions, so that a policy needs no history; the instruction
+            # names the action forms and the view the objects' ids
+            recent = ", ".join(self._actions[-2:]) or "none"
+            lines += [
+                self._goal(),
+                self._view.scene,
+                out_of_sight(self._env, self._view),
+                f"Your last actions: {recent}",
+            ]
         else:
             lines.append(self._view.scene)
             if self._outcome is None:

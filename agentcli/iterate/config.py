@@ -43,7 +43,7 @@ def _settings(
     return create_model(name, __base__=CommandConfig, __doc__=doc, __module__=__name__, **fields)
 
 
-_ROLLOUT_FILLED = {"env", "data", "env_server", "out", "policy", "history_steps"}
+_ROLLOUT_FILLED = {"env", "data", "env_server", "out", "policy", "history_steps", "instruction"}
 
 TeacherSettings = _settings(
     TeacherConfig,
@@ -98,7 +98,7 @@ CorrectSettings = _settings(
 DataSettings = _settings(
     BuildDataConfig,
     "DataSettings",
-    filled={"method", "iter", "run", "out", "control", "history_steps"},
+    filled={"method", "iter", "run", "out", "control", "history_steps", "instruction"},
     doc="`agentgym build-data`: how examples are rendered, mixed and split.",
 )
 TrainSettings = _settings(
@@ -139,6 +139,11 @@ class IterateConfig(CommandConfig):
         ge=0,
         description="Earlier turns the student sees, in its rollouts, evals and training data"
         " alike (default: all); for envs whose every observation states the task.",
+    )
+    instruction: bool = Field(
+        True,
+        description="The student's conversations open with the env's instruction (AgentGym's"
+        " way); false: they start at the observations, for a student trained from scratch.",
     )
     teacher: TeacherSettings = Field(
         default_factory=lambda: TeacherSettings(), description="Who annotates and corrects."

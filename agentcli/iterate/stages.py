@@ -210,6 +210,7 @@ class _Plan:
                     "control": control,
                     "out": out,
                     "history_steps": self.config.history_steps,
+                    "instruction": self.config.instruction,
                 },
                 source="the data section",
             )
@@ -319,6 +320,7 @@ class _Plan:
                 "out": out,
                 "policy": policy,
                 "history_steps": self.config.history_steps,
+                "instruction": self.config.instruction,
             },
             source=f"the {section} section",
         )

@@ -167,6 +167,11 @@ def test_a_history_window_learns_demos_step_by_step_and_reasons_can_be_left_out(
         assert not any(m.loss for m in record.messages[:-1])
         assert all(m.content.startswith("Action: ") for m in record.messages[3::2])
 
+    bare, _, _ = _build(run, method="sft", iter=1, holdout=0, history_steps=0, instruction=False)
+    assert {len(r.messages) for r in bare} == {2}  # the observation, the target
+    instructions = {d.instruction for d in read_records(run.demos, Episode)}
+    assert not any(r.messages[0].content in instructions for r in bare)
+
 
 def test_mixing_balances_iterations(run):
     sizes = {k: len(_corrected_steps(run, k)) for k in STUDENT_ITEMS}

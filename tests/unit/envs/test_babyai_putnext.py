@@ -79,3 +79,12 @@ def test_reasons_name_objects_out_of_sight(session):
     assert "- purple key: 3 steps behind" in session.step("turn left").observation
     reason = session.explain("turn right")
     assert "The purple key is 3 steps behind and 3 steps to my right; I turn right" in reason
+
+
+def test_the_last_two_actions_close_every_observation(session):
+    assert session.reset(1000).observation.endswith("Your last actions: none")
+    session.step("turn left")
+    refused = session.step("Fly  away")  # refused actions count: the agent wrote them
+    assert refused.observation.endswith("Your last actions: turn left, Fly away")
+    moved = session.step("turn right")
+    assert moved.observation.endswith("Your last actions: Fly away, turn right")
