@@ -201,3 +201,19 @@ def test_a_later_turn_encodes_only_its_new_tokens_and_answers_as_without_the_cac
     assert fresh.prefill_tokens - encoded_second >= 0.9 * encoded_first
     assert [r.text for r in with_cache] == [r.text for r in without_cache]
     assert [r.completion_tokens for r in with_cache] == [r.completion_tokens for r in without_cache]
+
+
+def test_a_turn_that_rewrites_the_conversation_answers_as_without_the_cache(tiny_model):
+    """A history window drops earlier turns: the next prompt is no extension of the last."""
+    first_turns = conversations(3)
+    policy = LocalModelPolicy(tiny_model, max_new_tokens=MAX_NEW_TOKENS, batch_size=4)
+    replies = policy.generate(first_turns)
+    windowed = [
+        [turn[0], {"role": "user", "content": f"You see {reply.text[:20]}. Inventory: none."}]
+        for turn, reply in zip(first_turns, replies, strict=True)
+    ]
+    with_cache = policy.generate(windowed)
+    fresh = LocalModelPolicy(tiny_model, max_new_tokens=MAX_NEW_TOKENS, batch_size=4)
+    without_cache = fresh.generate(windowed)
+    assert [r.text for r in with_cache] == [r.text for r in without_cache]
+    assert [r.prompt_tokens for r in with_cache] == [r.prompt_tokens for r in without_cache]
