@@ -20,11 +20,12 @@ of continuing ones) go through the model alone first, up to the start.
 from __future__ import annotations
 
 import asyncio
+import functools
 import re
 import threading
 import time
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -105,7 +106,6 @@ class LocalModelPolicy:
         self._caches: OrderedDict[int, _CachedTurn] = OrderedDict()
         self._cache_capacity = 2 * batch_size
         self._next_cache_key = 0
-        self._token_texts: dict[int, str] = {}
         self._layer_count = self.model.config.num_hidden_layers
         self._model_lock = threading.Lock()
         self._last_batch_s = 0.0  # how long the last generate call took
@@ -204,7 +204,8 @@ class LocalModelPolicy:
 
     def _generate(self, prompts: list[_Prompt]) -> list[Reply]:
         import torch
-        from transformers import GenerationConfig, StoppingCriteriaList
+
+        from agentcli.policy.decode import decode
 
         width = max(len(prompt.token_ids) for prompt in prompts)
         pads = [width - len(prompt.token_ids) for prompt in prompts]
@@ -229,34 +230,29 @@ class LocalModelPolicy:
             [[0] * pad + [1] * len(p.token_ids) for pad, p in zip(pads, prompts, strict=True)],
             device=device,
         )
-        prompt_width = input_ids.shape[1]
-        stop = _StopAfterAction(self, len(prompts))
-        config = GenerationConfig(
-            max_new_tokens=self.max_new_tokens,
-            do_sample=self.temperature > 0,
-            temperature=self.temperature if self.temperature > 0 else None,
-            top_k=None,
-            top_p=None,
-            eos_token_id=self.tokenizer.eos_token_id,
-            pad_token_id=self.tokenizer.pad_token_id,
-        )
         with self._model_lock, torch.inference_mode():
+            generator = None
             if self.temperature > 0:
                 # Seeded per call so a rerun with the same batches samples the same tokens.
-                torch.manual_seed(self.seed + self.generate_calls)
+                generator = torch.Generator(device).manual_seed(self.seed + self.generate_calls)
             self.generate_calls += 1
-            output = self.model.generate(
-                input_ids=input_ids,
-                attention_mask=attention_mask,
-                cache=cache,
-                generation_config=config,
-                stopping_criteria=StoppingCriteriaList([stop]),
+            decoded = decode(
+                self.model,
+                input_ids,
+                attention_mask,
+                cache,
+                max_new_tokens=self.max_new_tokens,
+                eos_token_id=self.tokenizer.eos_token_id,
+                pad_token_id=self.tokenizer.pad_token_id,
+                ends_turn=self._ends_action_line,
+                temperature=self.temperature,
+                generator=generator,
             )
-            self._keep(prompts, pads, output, cache)
-        new_tokens = output[:, prompt_width:].tolist()
+            self._keep(prompts, pads, torch.cat([input_ids, decoded.tokens], dim=1), cache)
+        new_tokens = decoded.tokens.tolist()
         replies = []
         for row, prompt in enumerate(prompts):
-            completion = new_tokens[row][: stop.lengths[row]]
+            completion = new_tokens[row][: decoded.lengths[row]]
             text = self.tokenizer.decode(completion, skip_special_tokens=True)
             replies.append(
                 Reply(
@@ -369,45 +365,29 @@ class LocalModelPolicy:
         while len(self._caches) > self._cache_capacity:
             self._caches.popitem(last=False)
 
-    def _text_of_token(self, token_id: int) -> str:
-        """One token's text, cached: the stopping rule reads every generated token."""
-        text = self._token_texts.get(token_id)
-        if text is None:
-            text = self._token_texts[token_id] = self.tokenizer.decode([token_id])
-        return text
+    def _ends_action_line(self, generated: torch.Tensor) -> torch.Tensor:
+        """Which rows' newest token ends their action line (``generated``: [rows, steps]).
 
+        Only a token holding a newline can, so only those rows' texts are read: each the
+        concatenated texts of its tokens."""
+        ends = self._newline_tokens[generated[:, -1]]
+        for row in ends.nonzero().flatten().tolist():
+            text = "".join(self._token_texts[token] for token in generated[row].tolist())
+            ends[row] = _ACTION_LINE.search(text) is not None
+        return ends
 
-@dataclass
-class _StopAfterAction:
-    """Stops each row at end of turn: the eos token, or the newline that ends its action line.
-
-    Follows ``transformers.StoppingCriteria``'s call signature (a flag per row); it also
-    records how many tokens each row generated, since pad and eos may be the same token.
-    """
-
-    policy: LocalModelPolicy
-    rows: int
-    texts: list[str] = field(init=False)
-    lengths: list[int] = field(init=False)
-    done: list[bool] = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.texts = [""] * self.rows
-        self.lengths = [0] * self.rows
-        self.done = [False] * self.rows
-
-    def __call__(self, input_ids: torch.LongTensor, scores: Any, **kwargs: Any) -> torch.BoolTensor:
+    @functools.cached_property
+    def _newline_tokens(self) -> torch.Tensor:
+        """A flag per token id of the model's vocabulary: whether its text holds a newline."""
         import torch
 
-        eos = self.policy.tokenizer.eos_token_id
-        for row, token_id in enumerate(input_ids[:, -1].tolist()):
-            if self.done[row]:
-                continue
-            self.lengths[row] += 1
-            self.texts[row] += self.policy._text_of_token(token_id)
-            if token_id == eos or _ACTION_LINE.search(self.texts[row]):
-                self.done[row] = True
-        return torch.tensor(self.done, dtype=torch.bool, device=input_ids.device)
+        return torch.tensor(["\n" in text for text in self._token_texts], device=self.model.device)
+
+    @functools.cached_property
+    def _token_texts(self) -> list[str]:
+        """Each token id's text on its own, as the stopping rule reads a reply."""
+        vocabulary = self.model.get_output_embeddings().weight.shape[0]
+        return self.tokenizer.batch_decode([[token] for token in range(vocabulary)])
 
 
 def _batched_start(pads: list[int], reused: list[int]) -> int:

@@ -13,7 +13,8 @@ import pytest
 import torch
 
 from agentcli.errors import ModelUnavailableError
-from agentcli.policy.local import LocalModelPolicy, _StopAfterAction, cut_after_action
+from agentcli.policy import decode
+from agentcli.policy.local import LocalModelPolicy, cut_after_action
 
 MAX_NEW_TOKENS = 16
 
@@ -35,16 +36,16 @@ def policy(tiny_model):
 
 
 @pytest.fixture
-def generate_calls(policy, monkeypatch):
-    """Counts the model's generate calls and the batch size of each."""
+def generate_calls(monkeypatch):
+    """Counts the batches decoded and the size of each."""
     sizes: list[int] = []
-    real_generate = policy.model.generate
+    real_decode = decode.decode
 
-    def counting_generate(*args, **kwargs):
-        sizes.append(kwargs["input_ids"].shape[0])
-        return real_generate(*args, **kwargs)
+    def counting_decode(model, input_ids, *args, **kwargs):
+        sizes.append(input_ids.shape[0])
+        return real_decode(model, input_ids, *args, **kwargs)
 
-    monkeypatch.setattr(policy.model, "generate", counting_generate)
+    monkeypatch.setattr(decode, "decode", counting_decode)
     return sizes
 
 
@@ -82,36 +83,36 @@ def test_a_prompt_that_cannot_fit_is_refused_without_generating(tiny_model, monk
     assert too_long.prompt_tokens + MAX_NEW_TOKENS > 64
     assert not fits.context_exceeded and fits.completion_tokens > 0
 
-    monkeypatch.setattr(policy.model, "generate", None)  # the refusal must not call it
+    monkeypatch.setattr(decode, "decode", None)  # the refusal must not decode
     assert asyncio.run(policy.act(long)).context_exceeded
 
 
 def test_a_failed_generate_fails_its_batch_and_not_the_policy(tiny_model, monkeypatch):
     policy = LocalModelPolicy(tiny_model, max_new_tokens=MAX_NEW_TOKENS)
-    real_generate = policy.model.generate
+    real_decode = decode.decode
 
-    def failing_generate(*args, **kwargs):
+    def failing_decode(*args, **kwargs):
         raise RuntimeError("out of memory")
 
     async def two_turns():
         with pytest.raises(RuntimeError, match="out of memory"):
             await policy.act(conversations(1)[0])
-        monkeypatch.setattr(policy.model, "generate", real_generate)
+        monkeypatch.setattr(decode, "decode", real_decode)
         reply = await policy.act(conversations(1)[0])
         await policy.aclose()
         return reply
 
-    monkeypatch.setattr(policy.model, "generate", failing_generate)
+    monkeypatch.setattr(decode, "decode", failing_decode)
     assert asyncio.run(two_turns()).completion_tokens > 0
 
 
 def test_closing_cancels_turns_in_flight_and_queued(tiny_model, monkeypatch):
     policy = LocalModelPolicy(tiny_model, max_new_tokens=MAX_NEW_TOKENS, batch_size=1)
-    real_generate = policy.model.generate
+    real_decode = decode.decode
 
-    def slow_generate(*args, **kwargs):
+    def slow_decode(*args, **kwargs):
         time.sleep(0.5)
-        return real_generate(*args, **kwargs)
+        return real_decode(*args, **kwargs)
 
     async def close_while_busy():
         turns = [asyncio.create_task(policy.act(prompt)) for prompt in conversations(3)]
@@ -119,7 +120,7 @@ def test_closing_cancels_turns_in_flight_and_queued(tiny_model, monkeypatch):
         await policy.aclose()
         return await asyncio.gather(*turns, return_exceptions=True)
 
-    monkeypatch.setattr(policy.model, "generate", slow_generate)
+    monkeypatch.setattr(decode, "decode", slow_decode)
     outcomes = asyncio.run(close_while_busy())
     assert all(isinstance(outcome, asyncio.CancelledError) for outcome in outcomes)
 
@@ -147,22 +148,14 @@ def test_sampling_is_reproducible_for_a_seed(tiny_model):
 )
 def test_generation_stops_at_the_newline_that_ends_the_action(policy, generated, turn):
     token_ids = policy.tokenizer(generated, add_special_tokens=False)["input_ids"]
-    stop = _StopAfterAction(policy, rows=1)
     flags = [
-        bool(stop(torch.tensor([token_ids[: end + 1]]), None)[0]) for end in range(len(token_ids))
+        bool(policy._ends_action_line(torch.tensor([token_ids[: end + 1]]))[0])
+        for end in range(len(token_ids))
     ]
     stopped_at = flags.index(True)
-    assert all(flags[stopped_at:])
-    assert stop.lengths == [stopped_at + 1]
     text = policy.tokenizer.decode(token_ids[: stopped_at + 1])
     assert text.startswith(turn + "\n")
     assert cut_after_action(text) == turn
-
-
-def test_the_end_of_turn_token_stops_a_row(policy):
-    stop = _StopAfterAction(policy, rows=2)
-    eos, other = policy.tokenizer.eos_token_id, policy.tokenizer.pad_token_id
-    assert stop(torch.tensor([[other], [eos]]), None).tolist() == [False, True]
 
 
 def test_a_directory_without_a_model_is_a_clear_error(tmp_path):
