@@ -7,6 +7,11 @@ and stopping criteria, and updates its keyword arguments. This loop does only wh
 needs: one forward a token, the mask kept as one boolean row per sequence that gains a column
 a step, and stopping decided with tensor ops. Greedy, it chooses exactly the tokens that
 ``generate`` does; sampling draws from its own seeded generator.
+
+A decoding step's attention reads every row's whole cache, a query of one token against
+hundreds of keys; ``use_decode_attention`` has the model compute it with two matrix products
+rather than SDPA's kernel, which is built for long queries (about a tenth of a step saved at
+batch 32 on a CPU; prompts still go through SDPA).
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import torch
+
+DECODE_ATTENTION = "agentgym_decode"
 
 
 @dataclass
@@ -97,3 +104,51 @@ def _choose(
         return logits.argmax(dim=-1)
     probabilities = torch.softmax(logits / temperature, dim=-1)
     return torch.multinomial(probabilities, num_samples=1, generator=generator).squeeze(1)
+
+
+def use_decode_attention(model: Any) -> None:
+    """Has ``model`` compute a one-token query's attention as ``_decode_attention`` does, if
+    it uses SDPA (a model on other kernels keeps them)."""
+    from transformers import AttentionInterface, AttentionMaskInterface
+    from transformers.masking_utils import sdpa_mask
+
+    if model.config._attn_implementation != "sdpa":
+        return
+    AttentionInterface.register(DECODE_ATTENTION, _decode_attention)
+    AttentionMaskInterface.register(DECODE_ATTENTION, sdpa_mask)  # masks as for SDPA
+    model.set_attn_implementation(DECODE_ATTENTION)
+
+
+def _decode_attention(
+    module: Any,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attention_mask: torch.Tensor | None,
+    scaling: float | None = None,
+    **kwargs: Any,
+) -> tuple[torch.Tensor, None]:
+    """Attention (the ``AttentionInterface`` signature) of a one-token query over a masked
+    cache, by matrix products; anything else goes to SDPA.
+
+    ``query`` is ``[batch, heads, 1, dim]``, ``key`` and ``value`` ``[batch, key heads,
+    positions, dim]`` (several query heads may share a key head), ``attention_mask`` a
+    boolean ``[batch, 1, 1, positions]``.
+    """
+    import torch
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+    if query.shape[2] != 1 or attention_mask is None or attention_mask.dtype != torch.bool:
+        return sdpa_attention_forward(
+            module, query, key, value, attention_mask, scaling=scaling, **kwargs
+        )
+    batch, heads, _, dim = query.shape
+    key_heads = key.shape[1]
+    # Query heads grouped by the key head they share: [batch, key heads, group, dim].
+    grouped = query.reshape(batch, key_heads, heads // key_heads, dim)
+    scores = torch.matmul(grouped, key.transpose(-1, -2))
+    scores.mul_(dim**-0.5 if scaling is None else scaling)
+    scores.masked_fill_(~attention_mask, float("-inf"))
+    weights = scores.softmax(dim=-1, dtype=torch.float32).to(value.dtype)
+    output = torch.matmul(weights, value)  # [batch, key heads, group, dim]
+    return output.reshape(batch, 1, heads, dim), None

@@ -419,6 +419,8 @@ def _load(model_path: Path, device: Device) -> tuple[Any, Any]:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    from agentcli.policy.decode import use_decode_attention
+
     if not (model_path / "config.json").is_file():
         raise ModelUnavailableError(
             f"{model_path} is not a model directory (no config.json); build one with "
@@ -435,5 +437,6 @@ def _load(model_path: Path, device: Device) -> tuple[Any, Any]:
         model = AutoModelForCausalLM.from_pretrained(model_path, dtype=dtype).to(device)
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
+    use_decode_attention(model)
     model.eval()
     return tokenizer, model

@@ -6,16 +6,19 @@ import pytest
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, Cache, StaticLayer
 
-from agentcli.policy.decode import decode
+from agentcli.policy.decode import DECODE_ATTENTION, decode, use_decode_attention
 
 MAX_NEW_TOKENS = 12
 
 
 @pytest.fixture(scope="module")
 def model_and_batch(tiny_model):
-    """The model and a left-padded batch of prompts of different lengths."""
+    """The model, on the decode attention, and a left-padded batch of prompts of different
+    lengths."""
     tokenizer = AutoTokenizer.from_pretrained(tiny_model, padding_side="left")
     model = AutoModelForCausalLM.from_pretrained(tiny_model).eval()
+    use_decode_attention(model)
+    assert model.config._attn_implementation == DECODE_ATTENTION
     prompts = ["Goal: craft stick." + " Inventory: oak planks." * count for count in range(4)]
     batch = tokenizer(prompts, padding=True, return_tensors="pt")
     return model, tokenizer, batch
@@ -38,10 +41,12 @@ def run(model, tokenizer, batch, *, ends_turn=None, eos=None, **kwargs):
         )
 
 
-def test_greedy_decoding_chooses_the_tokens_generate_does(model_and_batch):
+def test_greedy_decoding_chooses_the_tokens_generate_does(tiny_model, model_and_batch):
     model, tokenizer, batch = model_and_batch
+    on_sdpa = AutoModelForCausalLM.from_pretrained(tiny_model).eval()
+    assert on_sdpa.config._attn_implementation == "sdpa"
     with torch.inference_mode():
-        expected = model.generate(
+        expected = on_sdpa.generate(
             **batch,
             max_new_tokens=MAX_NEW_TOKENS,
             do_sample=False,
