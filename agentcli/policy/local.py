@@ -1,20 +1,20 @@
-"""A local Hugging Face model that answers the turns of many episodes in one ``generate`` call.
+"""A local Hugging Face model that answers the turns of many episodes as one batch.
 
 Each ``act`` puts its conversation on a queue and waits. One batching task takes the waiting
 requests (up to ``batch_size``, lingering a few ms for stragglers), renders them with the
-model's chat template, left-pads them into one batch and generates in a worker thread, so the
-event loop keeps stepping the other episodes meanwhile. Requests that arrive during a
-generation form the next batch.
+model's chat template, left-pads them into one batch and decodes in a worker thread, so the
+event loop keeps stepping the other episodes meanwhile. Requests that arrive during a batch
+form the next one.
 
 Each episode's attention (KV) cache is kept from one turn to the next, so a turn encodes only
 what is new since the last (the reply as the chat template renders it, and the observation):
 the policy sees whole conversations, so a prompt finds its episode's cache as the one whose
 prompt its token ids start with. The rows of a batch are left-padded to one width and their
 caches placed at the same offsets, cut at the batch's *start*: the first position that some
-continuing row has not cached. ``generate`` then encodes every row from the start on in one
-batched forward (a row cached past the start recomputes a few tokens, which is cheaper than a
-forward of its own) and decodes. Only rows with no cache (an episode's first turn, in a batch
-of continuing ones) go through the model alone first, up to the start.
+continuing row has not cached. ``decode`` (``agentcli.policy.decode``) then encodes every row
+from the start on in one batched forward (a row cached past the start recomputes a few tokens,
+which is cheaper than a forward of its own) and decodes. Only rows with no cache (an episode's
+first turn, in a batch of continuing ones) go through the model alone first, up to the start.
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ Device = Literal["auto", "cpu", "cuda"]
 
 # Episodes come back from their env steps a few ms apart (more on a loaded machine): a request
 # arriving within this window of the previous one joins its batch rather than waiting for the
-# next generate call. The window grows with the time a batch takes, so that lingering never
-# costs more than a small fraction of the generate call a late request would otherwise wait for.
+# next batch. The window grows with the time a batch takes, so that lingering never costs
+# more than a small fraction of the batch a late request would otherwise wait for.
 GATHER_WINDOW_S = 0.005
 GATHER_WINDOW_FRACTION = 0.05
 # A turn ends with its action line: "Action: <action>" and a newline (the action may start on
@@ -108,7 +108,7 @@ class LocalModelPolicy:
         self._next_cache_key = 0
         self._layer_count = self.model.config.num_hidden_layers
         self._model_lock = threading.Lock()
-        self._last_batch_s = 0.0  # how long the last generate call took
+        self._last_batch_s = 0.0  # how long the last batch took
         self._queue: asyncio.Queue[_Request] | None = None
         self._batcher: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -129,10 +129,10 @@ class LocalModelPolicy:
         self._batcher = self._queue = self._loop = None
 
     def generate(self, conversations: list[list[Message]]) -> list[Reply]:
-        """Answer several conversations with one ``generate`` call (blocking).
+        """Answer several conversations as one batch (blocking).
 
         Conversations that would not fit the context get ``context_exceeded`` and take no
-        part in the call.
+        part in the batch.
         """
         replies: list[Reply | None] = [None] * len(conversations)
         prompts: list[_Prompt] = []
