@@ -60,6 +60,7 @@ class _Request:
 @dataclass
 class _Prompt:
     request_index: int
+    text: str  # the conversation as the chat template renders it
     token_ids: list[int]
 
 
@@ -67,6 +68,7 @@ class _Prompt:
 class _CachedTurn:
     """An episode's attention cache after its last turn: its prompt and the reply generated."""
 
+    prompt_text: str  # a later prompt's text that starts with it continues the episode
     token_ids: list[int]  # the tokens whose keys and values ``layers`` hold
     prompt_length: int  # a later prompt that starts with these tokens continues the episode
     layers: list[tuple[torch.Tensor, torch.Tensor]]  # (keys, values) of [1, heads, tokens, dim]
@@ -107,6 +109,11 @@ class LocalModelPolicy:
         self._cache_capacity = 2 * batch_size
         self._next_cache_key = 0
         self._layer_count = self.model.config.num_hidden_layers
+        self._added_tokens = {
+            token_id: token.content
+            for token_id, token in self.tokenizer.added_tokens_decoder.items()
+        }
+        self._resumable_encoding = _encodes_apart_after_added_tokens(self.tokenizer)
         self._model_lock = threading.Lock()
         self._last_batch_s = 0.0  # how long the last batch took
         self._queue: asyncio.Queue[_Request] | None = None
@@ -136,11 +143,11 @@ class LocalModelPolicy:
         """
         replies: list[Reply | None] = [None] * len(conversations)
         prompts: list[_Prompt] = []
-        for index, token_ids in enumerate(self._prompt_ids(conversations)):
+        for index, (text, token_ids) in enumerate(self._encode(conversations)):
             if len(token_ids) + self.max_new_tokens > self.max_context_tokens:
                 replies[index] = Reply("", prompt_tokens=len(token_ids), context_exceeded=True)
             else:
-                prompts.append(_Prompt(index, token_ids))
+                prompts.append(_Prompt(index, text, token_ids))
         if prompts:
             for prompt, reply in zip(prompts, self._generate(prompts), strict=True):
                 replies[prompt.request_index] = reply
@@ -191,16 +198,48 @@ class LocalModelPolicy:
             if not request.future.done():
                 request.future.set_result(reply)
 
-    def _prompt_ids(self, conversations: list[list[Message]]) -> list[list[int]]:
+    def _encode(self, conversations: list[list[Message]]) -> list[tuple[str, list[int]]]:
+        """Each conversation's text, rendered by the chat template, and its tokens."""
         texts = [
             self.tokenizer.apply_chat_template(
                 conversation, tokenize=False, add_generation_prompt=True
             )
             for conversation in conversations
         ]
+        with self._model_lock:  # a batch in flight changes the kept turns
+            starts = [self._encoded_start(text) for text in texts]
         # One call for all: the tokenizer encodes a batch on several threads. The template
         # writes the special tokens itself.
-        return self.tokenizer(texts, add_special_tokens=False)["input_ids"]
+        rests = self.tokenizer(
+            [text[length:] for text, (_, length) in zip(texts, starts, strict=True)],
+            add_special_tokens=False,
+        )["input_ids"]
+        return [
+            (text, start + rest)
+            for text, (start, _), rest in zip(texts, starts, rests, strict=True)
+        ]
+
+    def _encoded_start(self, text: str) -> tuple[list[int], int]:
+        """The tokens of a start of ``text`` that are known already, and its length in
+        characters (none: ``[], 0``).
+
+        A conversation grows by a reply and an observation a turn, so its text starts with
+        the prompt of its episode's kept turn. Encoding resumes after that prompt's last added
+        token (``<|im_start|>``, say), where the tokenizer starts afresh anyway: re-encoding
+        the whole conversation every turn took a tenth of the batch's time.
+        """
+        if not self._resumable_encoding:
+            return [], 0
+        for turn in reversed(self._caches.values()):
+            if text.startswith(turn.prompt_text):
+                prompt = turn.token_ids[: turn.prompt_length]
+                for index in range(len(prompt) - 1, -1, -1):
+                    content = self._added_tokens.get(prompt[index])
+                    if content is not None:
+                        length = turn.prompt_text.rindex(content) + len(content)
+                        return prompt[: index + 1], length
+                break
+        return [], 0
 
     def _generate(self, prompts: list[_Prompt]) -> list[Reply]:
         import torch
@@ -359,7 +398,7 @@ class LocalModelPolicy:
             ]
             token_ids = output[row, pad:width].tolist()
             self._caches[self._next_cache_key] = _CachedTurn(
-                token_ids, len(prompt.token_ids), layers
+                prompt.text, token_ids, len(prompt.token_ids), layers
             )
             self._next_cache_key += 1
         while len(self._caches) > self._cache_capacity:
@@ -388,6 +427,27 @@ class LocalModelPolicy:
         """Each token id's text on its own, as the stopping rule reads a reply."""
         vocabulary = self.model.get_output_embeddings().weight.shape[0]
         return self.tokenizer.batch_decode([[token] for token in range(vocabulary)])
+
+
+def _encodes_apart_after_added_tokens(tokenizer: Any) -> bool:
+    """Whether a text encodes as its two parts do when cut right after an added token.
+
+    True of a tokenizer that splits added tokens out before all else and takes each piece
+    between them alike; false of one whose added tokens take in the whitespace around them or
+    that marks where a text starts (SentencePiece's leading space).
+    """
+    added = list(tokenizer.added_tokens_decoder.values())
+    if not added or any(token.lstrip or token.rstrip or token.single_word for token in added):
+        return False
+
+    def encode(text: str) -> list[int]:
+        return tokenizer(text, add_special_tokens=False)["input_ids"]
+
+    before = f"Goal: craft a stick.{added[-1].content}"
+    return all(
+        encode(before + after) == encode(before) + encode(after)
+        for after in ("assistant\nThought: go", "\n hello", " Action: get 1 oak log")
+    )
 
 
 def _batched_start(pads: list[int], reused: list[int]) -> int:

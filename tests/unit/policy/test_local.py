@@ -14,7 +14,11 @@ import torch
 
 from agentcli.errors import ModelUnavailableError
 from agentcli.policy import decode
-from agentcli.policy.local import LocalModelPolicy, cut_after_action
+from agentcli.policy.local import (
+    LocalModelPolicy,
+    _encodes_apart_after_added_tokens,
+    cut_after_action,
+)
 
 MAX_NEW_TOKENS = 16
 
@@ -194,3 +198,31 @@ def test_a_later_turn_encodes_only_its_new_tokens_and_answers_as_without_the_cac
     assert fresh.prefill_tokens - encoded_second >= 0.9 * encoded_first
     assert [r.text for r in with_cache] == [r.text for r in without_cache]
     assert [r.completion_tokens for r in with_cache] == [r.completion_tokens for r in without_cache]
+
+
+def test_a_later_turn_encodes_only_the_text_added_since_its_episode_s_last_prompt(tiny_model):
+    policy = LocalModelPolicy(tiny_model, max_new_tokens=MAX_NEW_TOKENS, batch_size=4)
+    first_turns = conversations(2)
+    replies = policy.generate(first_turns)
+    second_turns = [
+        turn + [{"role": "assistant", "content": reply.text}, {"role": "user", "content": "Ok."}]
+        for turn, reply in zip(first_turns, replies, strict=True)
+    ]
+    for first, (text, token_ids) in zip(first_turns, policy._encode(second_turns), strict=True):
+        assert token_ids == policy.tokenizer(text, add_special_tokens=False)["input_ids"]
+        first_text = policy.tokenizer.apply_chat_template(
+            first, tokenize=False, add_generation_prompt=True
+        )
+        # Resumed after the first prompt's last added token: "<|im_start|>" + "assistant\n".
+        resumed = policy._encoded_start(text)[1]
+        assert first_text[:resumed].endswith("<|im_start|>")
+        assert first_text[resumed:] == "assistant\n"
+
+
+def test_a_tokenizer_whose_added_tokens_take_in_whitespace_is_encoded_whole(tiny_model):
+    from transformers import AddedToken, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model)
+    assert _encodes_apart_after_added_tokens(tokenizer)
+    tokenizer.add_tokens([AddedToken("<|tool|>", rstrip=True)])
+    assert not _encodes_apart_after_added_tokens(tokenizer)
