@@ -146,8 +146,8 @@ def _decode_attention(
     key_heads = key.shape[1]
     # Query heads grouped by the key head they share: [batch, key heads, group, dim].
     grouped = query.reshape(batch, key_heads, heads // key_heads, dim)
-    scores = torch.matmul(grouped, key.transpose(-1, -2))
-    scores.mul_(dim**-0.5 if scaling is None else scaling)
+    # Scaled before the product: the query is smaller than the scores.
+    scores = torch.matmul(grouped * (dim**-0.5 if scaling is None else scaling), key.mT)
     scores.masked_fill_(~attention_mask, float("-inf"))
     weights = scores.softmax(dim=-1, dtype=torch.float32).to(value.dtype)
     output = torch.matmul(weights, value)  # [batch, key heads, group, dim]

@@ -265,10 +265,9 @@ class LocalModelPolicy:
             ],
             device=device,
         )
-        attention_mask = torch.tensor(
-            [[0] * pad + [1] * len(p.token_ids) for pad, p in zip(pads, prompts, strict=True)],
-            device=device,
-        )
+        attention_mask = (
+            torch.arange(width, device=device) >= torch.tensor(pads, device=device)[:, None]
+        ).long()
         with self._model_lock, torch.inference_mode():
             generator = None
             if self.temperature > 0:
