@@ -46,6 +46,11 @@ Device = Literal["auto", "cpu", "cuda"]
 # more than a small fraction of the batch a late request would otherwise wait for.
 GATHER_WINDOW_S = 0.005
 GATHER_WINDOW_FRACTION = 0.05
+# The turns answered by a batch mostly come back (the episodes' next turns, or new episodes in
+# their place) an env step later. A batch waits for as many, up to this fraction of a batch's
+# time: a few turns that come back late would otherwise go in a small batch of their own and
+# stay out of step with the others, each group then waiting on the other's batches.
+RETURN_WAIT_FRACTION = 0.25
 # A turn ends with its action line: "Action: <action>" and a newline (the action may start on
 # the next line; an empty "Action:" line does not end the turn).
 _ACTION_LINE = re.compile(r"Action:\s*\S[^\n]*\n")
@@ -116,6 +121,7 @@ class LocalModelPolicy:
         self._resumable_encoding = _encodes_apart_after_added_tokens(self.tokenizer)
         self._model_lock = threading.Lock()
         self._last_batch_s = 0.0  # how long the last batch took
+        self._last_batch_rows = 0  # and how many turns it answered
         self._queue: asyncio.Queue[_Request] | None = None
         self._batcher: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -164,9 +170,16 @@ class LocalModelPolicy:
 
     async def _run_batches(self, queue: asyncio.Queue[_Request]) -> None:
         batch: list[_Request] = []
+        loop = asyncio.get_running_loop()
         try:
             while True:
                 batch = [await queue.get()]
+                deadline = loop.time() + RETURN_WAIT_FRACTION * self._last_batch_s
+                while len(batch) < min(self._last_batch_rows, self.batch_size):
+                    try:
+                        batch.append(await asyncio.wait_for(queue.get(), deadline - loop.time()))
+                    except TimeoutError:
+                        break
                 window = max(GATHER_WINDOW_S, GATHER_WINDOW_FRACTION * self._last_batch_s)
                 while len(batch) < self.batch_size:
                     if queue.empty():
@@ -174,6 +187,7 @@ class LocalModelPolicy:
                         if queue.empty():
                             break
                     batch.append(queue.get_nowait())
+                self._last_batch_rows = len(batch)
                 await self._answer(batch)
         finally:  # cancelled (aclose): nobody will answer the turns in hand
             for request in batch:

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from agentcli.errors import ModelUnavailableError
-from agentcli.policy import decode
+from agentcli.policy import decode, local
 from agentcli.policy.local import (
     LocalModelPolicy,
     _encodes_apart_after_added_tokens,
@@ -77,6 +77,27 @@ def test_concurrent_acts_share_one_generate_call_per_batch(policy, generate_call
     # The policy outlives an event loop: a second asyncio.run gets a fresh batcher.
     again = asyncio.run(act_all())
     assert [reply.text for reply in again] == [reply.text for reply in replies]
+
+
+def test_turns_that_come_back_late_join_the_others_rather_than_a_batch_of_their_own(
+    policy, generate_calls, monkeypatch
+):
+    monkeypatch.setattr(local, "RETURN_WAIT_FRACTION", 100.0)  # wait long for them here
+    prompts = conversations(4)
+
+    async def two_rounds():
+        await asyncio.gather(*(policy.act(prompt) for prompt in prompts))
+
+        async def come_back(prompt, delay):
+            await asyncio.sleep(delay)
+            return await policy.act(prompt)
+
+        # One of the four comes back well after the gather window.
+        delays = [0, 0, 0, 0.2 + 2 * policy._last_batch_s]
+        await asyncio.gather(*map(come_back, prompts, delays))
+
+    asyncio.run(two_rounds())
+    assert generate_calls == [4, 4]
 
 
 def test_a_prompt_that_cannot_fit_is_refused_without_generating(tiny_model, monkeypatch):
