@@ -58,7 +58,7 @@ _ACTION_LINE = re.compile(r"Action:\s*\S[^\n]*\n")
 
 @dataclass
 class _Request:
-    conversation: list[Message]
+    text: str  # the conversation as the chat template renders it
     future: asyncio.Future[Reply]
 
 
@@ -129,7 +129,9 @@ class LocalModelPolicy:
     async def act(self, conversation: list[Message], session: RemoteSession | None = None) -> Reply:
         queue = self._ensure_batcher()
         future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
-        await queue.put(_Request(conversation, future))
+        # Rendered now, while other episodes still wait on their env steps, rather than once
+        # the batch is complete.
+        await queue.put(_Request(self._render(conversation), future))
         return await future
 
     async def aclose(self) -> None:
@@ -147,9 +149,12 @@ class LocalModelPolicy:
         Conversations that would not fit the context get ``context_exceeded`` and take no
         part in the batch.
         """
-        replies: list[Reply | None] = [None] * len(conversations)
+        return self._answer_texts([self._render(conversation) for conversation in conversations])
+
+    def _answer_texts(self, texts: list[str]) -> list[Reply]:
+        replies: list[Reply | None] = [None] * len(texts)
         prompts: list[_Prompt] = []
-        for index, (text, token_ids) in enumerate(self._encode(conversations)):
+        for index, (text, token_ids) in enumerate(zip(texts, self._encode(texts), strict=True)):
             if len(token_ids) + self.max_new_tokens > self.max_context_tokens:
                 replies[index] = Reply("", prompt_tokens=len(token_ids), context_exceeded=True)
             else:
@@ -197,10 +202,10 @@ class LocalModelPolicy:
         batch = [request for request in batch if not request.future.done()]
         if not batch:
             return
-        conversations = [request.conversation for request in batch]
+        texts = [request.text for request in batch]
         started = time.perf_counter()
         try:
-            replies = await asyncio.to_thread(self.generate, conversations)
+            replies = await asyncio.to_thread(self._answer_texts, texts)
         except Exception as exc:  # the episodes record the failure; the batcher goes on
             for request in batch:
                 if not request.future.done():
@@ -212,14 +217,13 @@ class LocalModelPolicy:
             if not request.future.done():
                 request.future.set_result(reply)
 
-    def _encode(self, conversations: list[list[Message]]) -> list[tuple[str, list[int]]]:
-        """Each conversation's text, rendered by the chat template, and its tokens."""
-        texts = [
-            self.tokenizer.apply_chat_template(
-                conversation, tokenize=False, add_generation_prompt=True
-            )
-            for conversation in conversations
-        ]
+    def _render(self, conversation: list[Message]) -> str:
+        return self.tokenizer.apply_chat_template(
+            conversation, tokenize=False, add_generation_prompt=True
+        )
+
+    def _encode(self, texts: list[str]) -> list[list[int]]:
+        """The tokens of each conversation's text."""
         with self._model_lock:  # a batch in flight changes the kept turns
             starts = [self._encoded_start(text) for text in texts]
         # One call for all: the tokenizer encodes a batch on several threads. The template
@@ -228,10 +232,7 @@ class LocalModelPolicy:
             [text[length:] for text, (_, length) in zip(texts, starts, strict=True)],
             add_special_tokens=False,
         )["input_ids"]
-        return [
-            (text, start + rest)
-            for text, (start, _), rest in zip(texts, starts, rests, strict=True)
-        ]
+        return [start + rest for (start, _), rest in zip(starts, rests, strict=True)]
 
     def _encoded_start(self, text: str) -> tuple[list[int], int]:
         """The tokens of a start of ``text`` that are known already, and its length in

@@ -229,11 +229,10 @@ def test_a_later_turn_encodes_only_the_text_added_since_its_episode_s_last_promp
         turn + [{"role": "assistant", "content": reply.text}, {"role": "user", "content": "Ok."}]
         for turn, reply in zip(first_turns, replies, strict=True)
     ]
-    for first, (text, token_ids) in zip(first_turns, policy._encode(second_turns), strict=True):
+    texts = [policy._render(conversation) for conversation in second_turns]
+    for first, text, token_ids in zip(first_turns, texts, policy._encode(texts), strict=True):
         assert token_ids == policy.tokenizer(text, add_special_tokens=False)["input_ids"]
-        first_text = policy.tokenizer.apply_chat_template(
-            first, tokenize=False, add_generation_prompt=True
-        )
+        first_text = policy._render(first)
         # Resumed after the first prompt's last added token: "<|im_start|>" + "assistant\n".
         resumed = policy._encoded_start(text)[1]
         assert first_text[:resumed].endswith("<|im_start|>")
