@@ -1,10 +1,11 @@
 """A local Hugging Face model that answers the turns of many episodes as one batch.
 
-Each ``act`` puts its conversation on a queue and waits. One batching task takes the waiting
-requests (up to ``batch_size``, lingering a few ms for stragglers), renders them with the
-model's chat template, left-pads them into one batch and decodes in a worker thread, so the
-event loop keeps stepping the other episodes meanwhile. Requests that arrive during a batch
-form the next one.
+Each ``act`` renders its conversation with the model's chat template, puts it on a queue and
+waits. One batching task takes the waiting requests (up to ``batch_size``, waiting a little
+for the turns the last batch answered and lingering a few ms for stragglers), encodes them
+(only the text added since each episode's last prompt), left-pads them into one batch and
+decodes in a worker thread, so the event loop keeps stepping the other episodes meanwhile.
+Requests that arrive during a batch form the next one.
 
 Each episode's attention (KV) cache is kept from one turn to the next, so a turn encodes only
 what is new since the last (the reply as the chat template renders it, and the observation):
@@ -51,6 +52,8 @@ GATHER_WINDOW_FRACTION = 0.05
 # time: a few turns that come back late would otherwise go in a small batch of their own and
 # stay out of step with the others, each group then waiting on the other's batches.
 RETURN_WAIT_FRACTION = 0.25
+# A new episode looks for the start it shares with another among this many recent turns.
+PREFIX_CANDIDATES = 4
 # A turn ends with its action line: "Action: <action>" and a newline (the action may start on
 # the next line; an empty "Action:" line does not end the turn).
 _ACTION_LINE = re.compile(r"Action:\s*\S[^\n]*\n")
@@ -388,14 +391,19 @@ class LocalModelPolicy:
         how many of its leading tokens apply (a prompt's last token is always encoded anew).
 
         The reply as generated and as the chat template re-renders it may differ, so only
-        the tokens the two have in common are reused.
+        the tokens the two have in common are reused. A new episode borrows the cache of a
+        recent one for the start they share (the env's instruction, typically); that cache
+        stays kept for its own episode.
         """
         for key, turn in reversed(self._caches.items()):
             if token_ids[: turn.prompt_length] == turn.token_ids[: turn.prompt_length]:
                 del self._caches[key]
                 common = _common_prefix_length(turn.token_ids, token_ids)
                 return turn.layers, min(common, len(token_ids) - 1)
-        return None, 0
+        recent = list(self._caches.values())[-PREFIX_CANDIDATES:]
+        shared = [(_common_prefix_length(t.token_ids, token_ids), t.layers) for t in recent]
+        common, layers = max(shared, key=lambda pair: pair[0], default=(0, None))
+        return (layers, min(common, len(token_ids) - 1)) if common else (None, 0)
 
     def _keep(
         self, prompts: list[_Prompt], pads: list[int], output: torch.Tensor, cache: Any

@@ -16,6 +16,7 @@ from agentcli.errors import ModelUnavailableError
 from agentcli.policy import decode, local
 from agentcli.policy.local import (
     LocalModelPolicy,
+    _common_prefix_length,
     _encodes_apart_after_added_tokens,
     cut_after_action,
 )
@@ -246,3 +247,17 @@ def test_a_tokenizer_whose_added_tokens_take_in_whitespace_is_encoded_whole(tiny
     assert _encodes_apart_after_added_tokens(tokenizer)
     tokenizer.add_tokens([AddedToken("<|tool|>", rstrip=True)])
     assert not _encodes_apart_after_added_tokens(tokenizer)
+
+
+def test_a_new_episode_reuses_the_cache_of_the_start_it_shares_with_another(tiny_model):
+    policy = LocalModelPolicy(tiny_model, max_new_tokens=MAX_NEW_TOKENS)
+    first, second = conversations(3)[1:]  # the same system message and goal, then not
+    policy.generate([first])
+    encoded_before = policy.prefill_tokens
+    [reply] = policy.generate([second])
+    [first_ids, second_ids] = policy._encode([policy._render(first), policy._render(second)])
+    shared = _common_prefix_length(first_ids, second_ids)
+    assert shared > 10
+    assert policy.prefill_tokens - encoded_before == reply.prompt_tokens - shared
+    alone = LocalModelPolicy(tiny_model, max_new_tokens=MAX_NEW_TOKENS).generate([second])
+    assert alone[0].text == reply.text
