@@ -14,8 +14,9 @@ prompt its token ids start with. The rows of a batch are left-padded to one widt
 caches placed at the same offsets, cut at the batch's *start*: the first position that some
 continuing row has not cached. ``decode`` (``agentcli.policy.decode``) then encodes every row
 from the start on in one batched forward (a row cached past the start recomputes a few tokens,
-which is cheaper than a forward of its own) and decodes. Only rows with no cache (an episode's
-first turn, in a batch of continuing ones) go through the model alone first, up to the start.
+which is cheaper than a forward of its own) and decodes. An episode's first turn borrows the
+cache of a recent episode for the start they share (the env's instruction); only rows with no
+cache at all go through the model alone first, up to the start.
 """
 
 from __future__ import annotations
