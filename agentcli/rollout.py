@@ -1,7 +1,9 @@
 """Run many episodes at once: env servers (round-robin) x a policy -> Episode records.
 
-Each episode is an async task bounded by ``concurrency``; a local model policy batches
-the turns that are pending across episodes. Finished episodes are appended to the output
+``concurrency`` seats run episodes side by side, each taking the next item when its episode
+ends and resetting the env session it kept (as AgentGym resets one env per item), rather than
+opening a session per item; a local model policy batches the turns that are pending across
+episodes. Finished episodes are appended to the output
 JSONL as they end, so a killed run loses only the episodes in flight, and a rerun skips
 the items already finished (items that ended in an error are tried again).
 """
@@ -32,7 +34,7 @@ from agentcli.data.records import (
 )
 from agentcli.envs.actions import parse_action
 from agentcli.envs.base import EnvSpec, Transition
-from agentcli.envs.client import EnvClient
+from agentcli.envs.client import EnvClient, RemoteSession
 from agentcli.envs.launcher import env_servers
 from agentcli.envs.registry import get_spec
 from agentcli.errors import AgentGymError, FatalRunError, UsageError
@@ -100,9 +102,32 @@ def agent_observation(spec: EnvSpec, transition: Transition, *, first: bool) -> 
     return text
 
 
+class Seat:
+    """One of a rollout's places for an episode at a time, with the env session it keeps
+    from one episode to the next: opened when first needed and again after a failure."""
+
+    def __init__(self, client: EnvClient) -> None:
+        self.client = client
+        self._session: RemoteSession | None = None
+
+    async def session(self) -> RemoteSession:
+        if self._session is None:
+            self._session = await self.client.open()
+        return self._session
+
+    async def close(self) -> None:
+        """Closes the session (if any); the next episode opens a new one."""
+        session, self._session = self._session, None
+        if session is not None:
+            try:
+                await session.close()
+            except AgentGymError as exc:
+                log.debug("closing session for item %s: %s", session.index, exc)
+
+
 async def run_episode(
     spec: EnvSpec,
-    client: EnvClient,
+    seat: Seat,
     policy: Policy,
     index: int,
     *,
@@ -112,16 +137,16 @@ async def run_episode(
     history_steps: int | None = None,
     instruction: bool = True,
 ) -> Episode:
-    """One episode; a policy or env failure ends it with the error recorded, never raises.
-    The policy is shown what ``recent_turns`` keeps of the conversation."""
+    """One episode; a policy or env failure ends it with the error recorded (and closes the
+    seat's session, which may be what failed), never raises. The policy is shown what
+    ``recent_turns`` keeps of the conversation."""
     started = time.perf_counter()
     steps: list[Step] = []
     end_reason: EndReason = END_MAX_ROUNDS
     error, last = None, None
     tokens = {"prompt_tokens": 0, "completion_tokens": 0}
-    session = None
     try:
-        session = await client.open()
+        session = await seat.session()
         last = await session.reset(index)
         observation = agent_observation(spec, last, first=True)
         conversation = opening_messages(spec, observation)
@@ -162,12 +187,7 @@ async def run_episode(
     except (AgentGymError, OSError) as exc:
         end_reason, error = END_ERROR, str(exc)
         log.warning("%s: %s", item_id(spec.name, index), exc)
-    finally:
-        if session is not None:
-            try:
-                await session.close()
-            except AgentGymError as exc:
-                log.debug("closing session for item %s: %s", index, exc)
+        await seat.close()
     return Episode(
         item_id=item_id(spec.name, index),
         env=spec.name,
@@ -208,32 +228,36 @@ async def run_rollout(
     pending = [index for index in items if item_id(spec.name, index) not in done]
     stats = RolloutStats(total=len(items), skipped=len(items) - len(pending))
     stats.started_at = time.perf_counter()
-    slots = asyncio.Semaphore(concurrency)
     clients = [EnvClient(url, spec.name) for url in env_servers]
+    seats = [Seat(clients[number % len(clients)]) for number in range(concurrency)]
+    queue = iter(pending)  # the seats take items in order, each when its last episode ends
     meta = {"policy": policy.name, **(meta or {})}
     try:
 
-        async def one(position: int, index: int) -> None:
-            async with slots:
-                episode = await run_episode(
-                    spec,
-                    clients[position % len(clients)],
-                    policy,
-                    index,
-                    split=split,
-                    max_rounds=max_rounds or spec.max_rounds,
-                    meta=meta,
-                    history_steps=history_steps,
-                    instruction=instruction,
-                )
-            append_records(out, [episode])
-            stats.finished += 1
-            stats.successes += episode.success
-            stats.errors += episode.meta["end_reason"] == END_ERROR
-            if on_episode:
-                on_episode(episode, stats)
+        async def run_seat(seat: Seat) -> None:
+            try:
+                for index in queue:
+                    episode = await run_episode(
+                        spec,
+                        seat,
+                        policy,
+                        index,
+                        split=split,
+                        max_rounds=max_rounds or spec.max_rounds,
+                        meta=meta,
+                        history_steps=history_steps,
+                        instruction=instruction,
+                    )
+                    append_records(out, [episode])
+                    stats.finished += 1
+                    stats.successes += episode.success
+                    stats.errors += episode.meta["end_reason"] == END_ERROR
+                    if on_episode:
+                        on_episode(episode, stats)
+            finally:
+                await seat.close()
 
-        await asyncio.gather(*(one(position, index) for position, index in enumerate(pending)))
+        await asyncio.gather(*(run_seat(seat) for seat in seats))
     finally:
         for client in clients:
             await client.aclose()

@@ -24,7 +24,7 @@ class PolicyConfig(CommandConfig):
     max_new_tokens: int = Field(128, ge=1, description="Tokens per reply at most.")
     temperature: float = Field(0.0, ge=0, description="0 = greedy.")
     seed: int = 0
-    batch_size: int = Field(32, ge=1, description="Local model: turns per generate call.")
+    batch_size: int = Field(32, ge=1, description="Local model: turns per batch.")
 
     @model_validator(mode="after")
     def _complete(self) -> PolicyConfig:

@@ -1,30 +1,33 @@
-"""A local Hugging Face model that answers the turns of many episodes in one ``generate`` call.
+"""A local Hugging Face model that answers the turns of many episodes as one batch.
 
-Each ``act`` puts its conversation on a queue and waits. One batching task takes the waiting
-requests (up to ``batch_size``, lingering a few ms for stragglers), renders them with the
-model's chat template, left-pads them into one batch and generates in a worker thread, so the
-event loop keeps stepping the other episodes meanwhile. Requests that arrive during a
-generation form the next batch.
+Each ``act`` renders its conversation with the model's chat template, puts it on a queue and
+waits. One batching task takes the waiting requests (up to ``batch_size``, waiting a little
+for the turns the last batch answered and lingering a few ms for stragglers), encodes them
+(only the text added since each episode's last prompt), left-pads them into one batch and
+decodes in a worker thread, so the event loop keeps stepping the other episodes meanwhile.
+Requests that arrive during a batch form the next one.
 
 Each episode's attention (KV) cache is kept from one turn to the next, so a turn encodes only
 what is new since the last (the reply as the chat template renders it, and the observation):
 the policy sees whole conversations, so a prompt finds its episode's cache as the one whose
 prompt its token ids start with. The rows of a batch are left-padded to one width and their
 caches placed at the same offsets, cut at the batch's *start*: the first position that some
-continuing row has not cached. ``generate`` then encodes every row from the start on in one
-batched forward (a row cached past the start recomputes a few tokens, which is cheaper than a
-forward of its own) and decodes. Only rows with no cache (an episode's first turn, in a batch
-of continuing ones) go through the model alone first, up to the start.
+continuing row has not cached. ``decode`` (``agentcli.policy.decode``) then encodes every row
+from the start on in one batched forward (a row cached past the start recomputes a few tokens,
+which is cheaper than a forward of its own) and decodes. An episode's first turn borrows the
+cache of a recent episode for the start they share (the env's instruction); only rows with no
+cache at all go through the model alone first, up to the start.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import re
 import threading
 import time
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -41,10 +44,17 @@ Device = Literal["auto", "cpu", "cuda"]
 
 # Episodes come back from their env steps a few ms apart (more on a loaded machine): a request
 # arriving within this window of the previous one joins its batch rather than waiting for the
-# next generate call. The window grows with the time a batch takes, so that lingering never
-# costs more than a small fraction of the generate call a late request would otherwise wait for.
+# next batch. The window grows with the time a batch takes, so that lingering never costs
+# more than a small fraction of the batch a late request would otherwise wait for.
 GATHER_WINDOW_S = 0.005
 GATHER_WINDOW_FRACTION = 0.05
+# The turns answered by a batch mostly come back (the episodes' next turns, or new episodes in
+# their place) an env step later. A batch waits for as many, up to this fraction of a batch's
+# time: a few turns that come back late would otherwise go in a small batch of their own and
+# stay out of step with the others, each group then waiting on the other's batches.
+RETURN_WAIT_FRACTION = 0.25
+# A new episode looks for the start it shares with another among this many recent turns.
+PREFIX_CANDIDATES = 4
 # A turn ends with its action line: "Action: <action>" and a newline (the action may start on
 # the next line; an empty "Action:" line does not end the turn).
 _ACTION_LINE = re.compile(r"Action:\s*\S[^\n]*\n")
@@ -52,13 +62,14 @@ _ACTION_LINE = re.compile(r"Action:\s*\S[^\n]*\n")
 
 @dataclass
 class _Request:
-    conversation: list[Message]
+    text: str  # the conversation as the chat template renders it
     future: asyncio.Future[Reply]
 
 
 @dataclass
 class _Prompt:
     request_index: int
+    text: str  # the conversation as the chat template renders it
     token_ids: list[int]
 
 
@@ -66,6 +77,7 @@ class _Prompt:
 class _CachedTurn:
     """An episode's attention cache after its last turn: its prompt and the reply generated."""
 
+    prompt_text: str  # a later prompt's text that starts with it continues the episode
     token_ids: list[int]  # the tokens whose keys and values ``layers`` hold
     prompt_length: int  # a later prompt that starts with these tokens continues the episode
     layers: list[tuple[torch.Tensor, torch.Tensor]]  # (keys, values) of [1, heads, tokens, dim]
@@ -105,10 +117,15 @@ class LocalModelPolicy:
         self._caches: OrderedDict[int, _CachedTurn] = OrderedDict()
         self._cache_capacity = 2 * batch_size
         self._next_cache_key = 0
-        self._token_texts: dict[int, str] = {}
         self._layer_count = self.model.config.num_hidden_layers
+        self._added_tokens = {
+            token_id: token.content
+            for token_id, token in self.tokenizer.added_tokens_decoder.items()
+        }
+        self._resumable_encoding = _encodes_apart_after_added_tokens(self.tokenizer)
         self._model_lock = threading.Lock()
-        self._last_batch_s = 0.0  # how long the last generate call took
+        self._last_batch_s = 0.0  # how long the last batch took
+        self._last_batch_rows = 0  # and how many turns it answered
         self._queue: asyncio.Queue[_Request] | None = None
         self._batcher: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -116,7 +133,9 @@ class LocalModelPolicy:
     async def act(self, conversation: list[Message], session: RemoteSession | None = None) -> Reply:
         queue = self._ensure_batcher()
         future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
-        await queue.put(_Request(conversation, future))
+        # Rendered now, while other episodes still wait on their env steps, rather than once
+        # the batch is complete.
+        await queue.put(_Request(self._render(conversation), future))
         return await future
 
     async def aclose(self) -> None:
@@ -129,18 +148,21 @@ class LocalModelPolicy:
         self._batcher = self._queue = self._loop = None
 
     def generate(self, conversations: list[list[Message]]) -> list[Reply]:
-        """Answer several conversations with one ``generate`` call (blocking).
+        """Answer several conversations as one batch (blocking).
 
         Conversations that would not fit the context get ``context_exceeded`` and take no
-        part in the call.
+        part in the batch.
         """
-        replies: list[Reply | None] = [None] * len(conversations)
+        return self._answer_texts([self._render(conversation) for conversation in conversations])
+
+    def _answer_texts(self, texts: list[str]) -> list[Reply]:
+        replies: list[Reply | None] = [None] * len(texts)
         prompts: list[_Prompt] = []
-        for index, token_ids in enumerate(self._prompt_ids(conversations)):
+        for index, (text, token_ids) in enumerate(zip(texts, self._encode(texts), strict=True)):
             if len(token_ids) + self.max_new_tokens > self.max_context_tokens:
                 replies[index] = Reply("", prompt_tokens=len(token_ids), context_exceeded=True)
             else:
-                prompts.append(_Prompt(index, token_ids))
+                prompts.append(_Prompt(index, text, token_ids))
         if prompts:
             for prompt, reply in zip(prompts, self._generate(prompts), strict=True):
                 replies[prompt.request_index] = reply
@@ -157,9 +179,16 @@ class LocalModelPolicy:
 
     async def _run_batches(self, queue: asyncio.Queue[_Request]) -> None:
         batch: list[_Request] = []
+        loop = asyncio.get_running_loop()
         try:
             while True:
                 batch = [await queue.get()]
+                deadline = loop.time() + RETURN_WAIT_FRACTION * self._last_batch_s
+                while len(batch) < min(self._last_batch_rows, self.batch_size):
+                    try:
+                        batch.append(await asyncio.wait_for(queue.get(), deadline - loop.time()))
+                    except TimeoutError:
+                        break
                 window = max(GATHER_WINDOW_S, GATHER_WINDOW_FRACTION * self._last_batch_s)
                 while len(batch) < self.batch_size:
                     if queue.empty():
@@ -167,6 +196,7 @@ class LocalModelPolicy:
                         if queue.empty():
                             break
                     batch.append(queue.get_nowait())
+                self._last_batch_rows = len(batch)
                 await self._answer(batch)
         finally:  # cancelled (aclose): nobody will answer the turns in hand
             for request in batch:
@@ -176,10 +206,10 @@ class LocalModelPolicy:
         batch = [request for request in batch if not request.future.done()]
         if not batch:
             return
-        conversations = [request.conversation for request in batch]
+        texts = [request.text for request in batch]
         started = time.perf_counter()
         try:
-            replies = await asyncio.to_thread(self.generate, conversations)
+            replies = await asyncio.to_thread(self._answer_texts, texts)
         except Exception as exc:  # the episodes record the failure; the batcher goes on
             for request in batch:
                 if not request.future.done():
@@ -191,20 +221,49 @@ class LocalModelPolicy:
             if not request.future.done():
                 request.future.set_result(reply)
 
-    def _prompt_ids(self, conversations: list[list[Message]]) -> list[list[int]]:
-        texts = [
-            self.tokenizer.apply_chat_template(
-                conversation, tokenize=False, add_generation_prompt=True
-            )
-            for conversation in conversations
-        ]
+    def _render(self, conversation: list[Message]) -> str:
+        return self.tokenizer.apply_chat_template(
+            conversation, tokenize=False, add_generation_prompt=True
+        )
+
+    def _encode(self, texts: list[str]) -> list[list[int]]:
+        """The tokens of each conversation's text."""
+        with self._model_lock:  # a batch in flight changes the kept turns
+            starts = [self._encoded_start(text) for text in texts]
         # One call for all: the tokenizer encodes a batch on several threads. The template
         # writes the special tokens itself.
-        return self.tokenizer(texts, add_special_tokens=False)["input_ids"]
+        rests = self.tokenizer(
+            [text[length:] for text, (_, length) in zip(texts, starts, strict=True)],
+            add_special_tokens=False,
+        )["input_ids"]
+        return [start + rest for (start, _), rest in zip(starts, rests, strict=True)]
+
+    def _encoded_start(self, text: str) -> tuple[list[int], int]:
+        """The tokens of a start of ``text`` that are known already, and its length in
+        characters (none: ``[], 0``).
+
+        A conversation grows by a reply and an observation a turn, so its text starts with
+        the prompt of its episode's kept turn. Encoding resumes after that prompt's last added
+        token (``<|im_start|>``, say), where the tokenizer starts afresh anyway: re-encoding
+        the whole conversation every turn took a tenth of the batch's time.
+        """
+        if not self._resumable_encoding:
+            return [], 0
+        for turn in reversed(self._caches.values()):
+            if text.startswith(turn.prompt_text):
+                prompt = turn.token_ids[: turn.prompt_length]
+                for index in range(len(prompt) - 1, -1, -1):
+                    content = self._added_tokens.get(prompt[index])
+                    if content is not None:
+                        length = turn.prompt_text.rindex(content) + len(content)
+                        return prompt[: index + 1], length
+                break
+        return [], 0
 
     def _generate(self, prompts: list[_Prompt]) -> list[Reply]:
         import torch
-        from transformers import GenerationConfig, StoppingCriteriaList
+
+        from agentcli.policy.decode import decode
 
         width = max(len(prompt.token_ids) for prompt in prompts)
         pads = [width - len(prompt.token_ids) for prompt in prompts]
@@ -225,38 +284,32 @@ class LocalModelPolicy:
             ],
             device=device,
         )
-        attention_mask = torch.tensor(
-            [[0] * pad + [1] * len(p.token_ids) for pad, p in zip(pads, prompts, strict=True)],
-            device=device,
-        )
-        prompt_width = input_ids.shape[1]
-        stop = _StopAfterAction(self, len(prompts))
-        config = GenerationConfig(
-            max_new_tokens=self.max_new_tokens,
-            do_sample=self.temperature > 0,
-            temperature=self.temperature if self.temperature > 0 else None,
-            top_k=None,
-            top_p=None,
-            eos_token_id=self.tokenizer.eos_token_id,
-            pad_token_id=self.tokenizer.pad_token_id,
-        )
+        attention_mask = (
+            torch.arange(width, device=device) >= torch.tensor(pads, device=device)[:, None]
+        ).long()
         with self._model_lock, torch.inference_mode():
+            generator = None
             if self.temperature > 0:
                 # Seeded per call so a rerun with the same batches samples the same tokens.
-                torch.manual_seed(self.seed + self.generate_calls)
+                generator = torch.Generator(device).manual_seed(self.seed + self.generate_calls)
             self.generate_calls += 1
-            output = self.model.generate(
-                input_ids=input_ids,
-                attention_mask=attention_mask,
-                cache=cache,
-                generation_config=config,
-                stopping_criteria=StoppingCriteriaList([stop]),
+            decoded = decode(
+                self.model,
+                input_ids,
+                attention_mask,
+                cache,
+                max_new_tokens=self.max_new_tokens,
+                eos_token_id=self.tokenizer.eos_token_id,
+                pad_token_id=self.tokenizer.pad_token_id,
+                ends_turn=self._ends_action_line,
+                temperature=self.temperature,
+                generator=generator,
             )
-            self._keep(prompts, pads, output, cache)
-        new_tokens = output[:, prompt_width:].tolist()
+            self._keep(prompts, pads, torch.cat([input_ids, decoded.tokens], dim=1), cache)
+        new_tokens = decoded.tokens.tolist()
         replies = []
         for row, prompt in enumerate(prompts):
-            completion = new_tokens[row][: stop.lengths[row]]
+            completion = new_tokens[row][: decoded.lengths[row]]
             text = self.tokenizer.decode(completion, skip_special_tokens=True)
             replies.append(
                 Reply(
@@ -339,14 +392,19 @@ class LocalModelPolicy:
         how many of its leading tokens apply (a prompt's last token is always encoded anew).
 
         The reply as generated and as the chat template re-renders it may differ, so only
-        the tokens the two have in common are reused.
+        the tokens the two have in common are reused. A new episode borrows the cache of a
+        recent one for the start they share (the env's instruction, typically); that cache
+        stays kept for its own episode.
         """
         for key, turn in reversed(self._caches.items()):
             if token_ids[: turn.prompt_length] == turn.token_ids[: turn.prompt_length]:
                 del self._caches[key]
                 common = _common_prefix_length(turn.token_ids, token_ids)
                 return turn.layers, min(common, len(token_ids) - 1)
-        return None, 0
+        recent = list(self._caches.values())[-PREFIX_CANDIDATES:]
+        shared = [(_common_prefix_length(t.token_ids, token_ids), t.layers) for t in recent]
+        common, layers = max(shared, key=lambda pair: pair[0], default=(0, None))
+        return (layers, min(common, len(token_ids) - 1)) if common else (None, 0)
 
     def _keep(
         self, prompts: list[_Prompt], pads: list[int], output: torch.Tensor, cache: Any
@@ -363,51 +421,56 @@ class LocalModelPolicy:
             ]
             token_ids = output[row, pad:width].tolist()
             self._caches[self._next_cache_key] = _CachedTurn(
-                token_ids, len(prompt.token_ids), layers
+                prompt.text, token_ids, len(prompt.token_ids), layers
             )
             self._next_cache_key += 1
         while len(self._caches) > self._cache_capacity:
             self._caches.popitem(last=False)
 
-    def _text_of_token(self, token_id: int) -> str:
-        """One token's text, cached: the stopping rule reads every generated token."""
-        text = self._token_texts.get(token_id)
-        if text is None:
-            text = self._token_texts[token_id] = self.tokenizer.decode([token_id])
-        return text
+    def _ends_action_line(self, generated: torch.Tensor) -> torch.Tensor:
+        """Which rows' newest token ends their action line (``generated``: [rows, steps]).
 
+        Only a token holding a newline can, so only those rows' texts are read: each the
+        concatenated texts of its tokens."""
+        ends = self._newline_tokens[generated[:, -1]]
+        for row in ends.nonzero().flatten().tolist():
+            text = "".join(self._token_texts[token] for token in generated[row].tolist())
+            ends[row] = _ACTION_LINE.search(text) is not None
+        return ends
 
-@dataclass
-class _StopAfterAction:
-    """Stops each row at end of turn: the eos token, or the newline that ends its action line.
-
-    Follows ``transformers.StoppingCriteria``'s call signature (a flag per row); it also
-    records how many tokens each row generated, since pad and eos may be the same token.
-    """
-
-    policy: LocalModelPolicy
-    rows: int
-    texts: list[str] = field(init=False)
-    lengths: list[int] = field(init=False)
-    done: list[bool] = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.texts = [""] * self.rows
-        self.lengths = [0] * self.rows
-        self.done = [False] * self.rows
-
-    def __call__(self, input_ids: torch.LongTensor, scores: Any, **kwargs: Any) -> torch.BoolTensor:
+    @functools.cached_property
+    def _newline_tokens(self) -> torch.Tensor:
+        """A flag per token id of the model's vocabulary: whether its text holds a newline."""
         import torch
 
-        eos = self.policy.tokenizer.eos_token_id
-        for row, token_id in enumerate(input_ids[:, -1].tolist()):
-            if self.done[row]:
-                continue
-            self.lengths[row] += 1
-            self.texts[row] += self.policy._text_of_token(token_id)
-            if token_id == eos or _ACTION_LINE.search(self.texts[row]):
-                self.done[row] = True
-        return torch.tensor(self.done, dtype=torch.bool, device=input_ids.device)
+        return torch.tensor(["\n" in text for text in self._token_texts], device=self.model.device)
+
+    @functools.cached_property
+    def _token_texts(self) -> list[str]:
+        """Each token id's text on its own, as the stopping rule reads a reply."""
+        vocabulary = self.model.get_output_embeddings().weight.shape[0]
+        return self.tokenizer.batch_decode([[token] for token in range(vocabulary)])
+
+
+def _encodes_apart_after_added_tokens(tokenizer: Any) -> bool:
+    """Whether a text encodes as its two parts do when cut right after an added token.
+
+    True of a tokenizer that splits added tokens out before all else and takes each piece
+    between them alike; false of one whose added tokens take in the whitespace around them or
+    that marks where a text starts (SentencePiece's leading space).
+    """
+    added = list(tokenizer.added_tokens_decoder.values())
+    if not added or any(token.lstrip or token.rstrip or token.single_word for token in added):
+        return False
+
+    def encode(text: str) -> list[int]:
+        return tokenizer(text, add_special_tokens=False)["input_ids"]
+
+    before = f"Goal: craft a stick.{added[-1].content}"
+    return all(
+        encode(before + after) == encode(before) + encode(after)
+        for after in ("assistant\nThought: go", "\n hello", " Action: get 1 oak log")
+    )
 
 
 def _batched_start(pads: list[int], reused: list[int]) -> int:
@@ -439,6 +502,8 @@ def _load(model_path: Path, device: Device) -> tuple[Any, Any]:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    from agentcli.policy.decode import use_decode_attention
+
     if not (model_path / "config.json").is_file():
         raise ModelUnavailableError(
             f"{model_path} is not a model directory (no config.json); build one with "
@@ -455,5 +520,6 @@ def _load(model_path: Path, device: Device) -> tuple[Any, Any]:
         model = AutoModelForCausalLM.from_pretrained(model_path, dtype=dtype).to(device)
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
+    use_decode_attention(model)
     model.eval()
     return tokenizer, model

@@ -14,15 +14,17 @@ from pathlib import Path
 import pytest
 
 from agentcli.data.jsonl import read_records
-from agentcli.data.records import Episode
+from agentcli.data.records import Episode, parse_item_id
+from agentcli.envs.client import EnvClient
 from agentcli.envs.launcher import env_servers
 from agentcli.envs.registry import get_spec
-from agentcli.errors import UnreachableError
+from agentcli.errors import AgentGymError, UnreachableError
 from agentcli.evaluate import compute_metrics
 from agentcli.policy import PolicyConfig
 from agentcli.policy.oracle import OraclePolicy
-from agentcli.rollout import RolloutConfig, execute, run_rollout
+from agentcli.rollout import END_ERROR, RolloutConfig, execute, run_rollout
 from tests.integration.test_env_servers import BABYAI_ITEMS, SCIWORLD_TASK_TYPES
+from tests.random_policy import RandomPolicy
 from tests.servers import free_port
 
 TEXTCRAFT_TRAIN_ITEMS = 435
@@ -163,3 +165,45 @@ def test_skip_starts_at_a_later_item_of_the_split(tmp_path):
         "babyai-putnext_1003",
         "babyai-putnext_1004",
     ]
+
+
+class FailsOnItem(RandomPolicy):
+    """Acts at random, but fails every turn of one item (as a crashed model would)."""
+
+    def __init__(self, failing_index: int) -> None:
+        super().__init__()
+        self.failing_index = failing_index
+
+    async def act(self, conversation, session):
+        if session.index == self.failing_index:
+            raise AgentGymError("the model fell over")
+        return await super().act(conversation, session)
+
+
+def test_each_seat_keeps_its_env_session_and_replaces_one_after_a_failure(tmp_path, monkeypatch):
+    opened = []
+    real_open = EnvClient.open
+
+    async def counting_open(self):
+        opened.append(await real_open(self))
+        return opened[-1]
+
+    monkeypatch.setattr(EnvClient, "open", counting_open)
+    spec, out = get_spec("textcraft"), tmp_path / "episodes.jsonl"
+    with env_servers(spec, []) as urls:
+        asyncio.run(
+            run_rollout(
+                spec, urls, FailsOnItem(3), range(8), out, split="train", concurrency=2,
+                max_rounds=3,
+            )
+        )  # fmt: skip
+    episodes = read_records(out, Episode)
+    assert sorted(parse_item_id(e.item_id)[1] for e in episodes) == list(range(8))
+    failed = [e.item_id for e in episodes if e.meta["end_reason"] == END_ERROR]
+    assert failed == ["textcraft_3"]
+    # A reused session was reset to each item: each episode starts on its own task.
+    goals = {e.steps[0].observation for e in episodes if e.item_id not in failed}
+    assert len(goals) == 7
+    # Two seats, one session each, and a new one for the seat whose episode failed.
+    assert len(opened) == 3
+    assert all(session.id is None for session in opened)  # all closed by the end

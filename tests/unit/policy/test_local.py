@@ -13,7 +13,13 @@ import pytest
 import torch
 
 from agentcli.errors import ModelUnavailableError
-from agentcli.policy.local import LocalModelPolicy, _StopAfterAction, cut_after_action
+from agentcli.policy import decode, local
+from agentcli.policy.local import (
+    LocalModelPolicy,
+    _common_prefix_length,
+    _encodes_apart_after_added_tokens,
+    cut_after_action,
+)
 
 MAX_NEW_TOKENS = 16
 
@@ -35,16 +41,16 @@ def policy(tiny_model):
 
 
 @pytest.fixture
-def generate_calls(policy, monkeypatch):
-    """Counts the model's generate calls and the batch size of each."""
+def generate_calls(monkeypatch):
+    """Counts the batches decoded and the size of each."""
     sizes: list[int] = []
-    real_generate = policy.model.generate
+    real_decode = decode.decode
 
-    def counting_generate(*args, **kwargs):
-        sizes.append(kwargs["input_ids"].shape[0])
-        return real_generate(*args, **kwargs)
+    def counting_decode(model, input_ids, *args, **kwargs):
+        sizes.append(input_ids.shape[0])
+        return real_decode(model, input_ids, *args, **kwargs)
 
-    monkeypatch.setattr(policy.model, "generate", counting_generate)
+    monkeypatch.setattr(decode, "decode", counting_decode)
     return sizes
 
 
@@ -74,6 +80,27 @@ def test_concurrent_acts_share_one_generate_call_per_batch(policy, generate_call
     assert [reply.text for reply in again] == [reply.text for reply in replies]
 
 
+def test_turns_that_come_back_late_join_the_others_rather_than_a_batch_of_their_own(
+    policy, generate_calls, monkeypatch
+):
+    monkeypatch.setattr(local, "RETURN_WAIT_FRACTION", 100.0)  # wait long for them here
+    prompts = conversations(4)
+
+    async def two_rounds():
+        await asyncio.gather(*(policy.act(prompt) for prompt in prompts))
+
+        async def come_back(prompt, delay):
+            await asyncio.sleep(delay)
+            return await policy.act(prompt)
+
+        # One of the four comes back well after the gather window.
+        delays = [0, 0, 0, 0.2 + 2 * policy._last_batch_s]
+        await asyncio.gather(*map(come_back, prompts, delays))
+
+    asyncio.run(two_rounds())
+    assert generate_calls == [4, 4]
+
+
 def test_a_prompt_that_cannot_fit_is_refused_without_generating(tiny_model, monkeypatch):
     policy = LocalModelPolicy(tiny_model, max_new_tokens=MAX_NEW_TOKENS, max_context_tokens=64)
     short, long = [{"role": "user", "content": "hi"}], [{"role": "user", "content": "oak " * 60}]
@@ -82,36 +109,36 @@ def test_a_prompt_that_cannot_fit_is_refused_without_generating(tiny_model, monk
     assert too_long.prompt_tokens + MAX_NEW_TOKENS > 64
     assert not fits.context_exceeded and fits.completion_tokens > 0
 
-    monkeypatch.setattr(policy.model, "generate", None)  # the refusal must not call it
+    monkeypatch.setattr(decode, "decode", None)  # the refusal must not decode
     assert asyncio.run(policy.act(long)).context_exceeded
 
 
 def test_a_failed_generate_fails_its_batch_and_not_the_policy(tiny_model, monkeypatch):
     policy = LocalModelPolicy(tiny_model, max_new_tokens=MAX_NEW_TOKENS)
-    real_generate = policy.model.generate
+    real_decode = decode.decode
 
-    def failing_generate(*args, **kwargs):
+    def failing_decode(*args, **kwargs):
         raise RuntimeError("out of memory")
 
     async def two_turns():
         with pytest.raises(RuntimeError, match="out of memory"):
             await policy.act(conversations(1)[0])
-        monkeypatch.setattr(policy.model, "generate", real_generate)
+        monkeypatch.setattr(decode, "decode", real_decode)
         reply = await policy.act(conversations(1)[0])
         await policy.aclose()
         return reply
 
-    monkeypatch.setattr(policy.model, "generate", failing_generate)
+    monkeypatch.setattr(decode, "decode", failing_decode)
     assert asyncio.run(two_turns()).completion_tokens > 0
 
 
 def test_closing_cancels_turns_in_flight_and_queued(tiny_model, monkeypatch):
     policy = LocalModelPolicy(tiny_model, max_new_tokens=MAX_NEW_TOKENS, batch_size=1)
-    real_generate = policy.model.generate
+    real_decode = decode.decode
 
-    def slow_generate(*args, **kwargs):
+    def slow_decode(*args, **kwargs):
         time.sleep(0.5)
-        return real_generate(*args, **kwargs)
+        return real_decode(*args, **kwargs)
 
     async def close_while_busy():
         turns = [asyncio.create_task(policy.act(prompt)) for prompt in conversations(3)]
@@ -119,7 +146,7 @@ def test_closing_cancels_turns_in_flight_and_queued(tiny_model, monkeypatch):
         await policy.aclose()
         return await asyncio.gather(*turns, return_exceptions=True)
 
-    monkeypatch.setattr(policy.model, "generate", slow_generate)
+    monkeypatch.setattr(decode, "decode", slow_decode)
     outcomes = asyncio.run(close_while_busy())
     assert all(isinstance(outcome, asyncio.CancelledError) for outcome in outcomes)
 
@@ -147,22 +174,14 @@ def test_sampling_is_reproducible_for_a_seed(tiny_model):
 )
 def test_generation_stops_at_the_newline_that_ends_the_action(policy, generated, turn):
     token_ids = policy.tokenizer(generated, add_special_tokens=False)["input_ids"]
-    stop = _StopAfterAction(policy, rows=1)
     flags = [
-        bool(stop(torch.tensor([token_ids[: end + 1]]), None)[0]) for end in range(len(token_ids))
+        bool(policy._ends_action_line(torch.tensor([token_ids[: end + 1]]))[0])
+        for end in range(len(token_ids))
     ]
     stopped_at = flags.index(True)
-    assert all(flags[stopped_at:])
-    assert stop.lengths == [stopped_at + 1]
     text = policy.tokenizer.decode(token_ids[: stopped_at + 1])
     assert text.startswith(turn + "\n")
     assert cut_after_action(text) == turn
-
-
-def test_the_end_of_turn_token_stops_a_row(policy):
-    stop = _StopAfterAction(policy, rows=2)
-    eos, other = policy.tokenizer.eos_token_id, policy.tokenizer.pad_token_id
-    assert stop(torch.tensor([[other], [eos]]), None).tolist() == [False, True]
 
 
 def test_a_directory_without_a_model_is_a_clear_error(tmp_path):
@@ -217,3 +236,44 @@ def test_a_turn_that_rewrites_the_conversation_answers_as_without_the_cache(tiny
     without_cache = fresh.generate(windowed)
     assert [r.text for r in with_cache] == [r.text for r in without_cache]
     assert [r.prompt_tokens for r in with_cache] == [r.prompt_tokens for r in without_cache]
+
+
+def test_a_later_turn_encodes_only_the_text_added_since_its_episode_s_last_prompt(tiny_model):
+    policy = LocalModelPolicy(tiny_model, max_new_tokens=MAX_NEW_TOKENS, batch_size=4)
+    first_turns = conversations(2)
+    replies = policy.generate(first_turns)
+    second_turns = [
+        turn + [{"role": "assistant", "content": reply.text}, {"role": "user", "content": "Ok."}]
+        for turn, reply in zip(first_turns, replies, strict=True)
+    ]
+    texts = [policy._render(conversation) for conversation in second_turns]
+    for first, text, token_ids in zip(first_turns, texts, policy._encode(texts), strict=True):
+        assert token_ids == policy.tokenizer(text, add_special_tokens=False)["input_ids"]
+        first_text = policy._render(first)
+        # Resumed after the first prompt's last added token: "<|im_start|>" + "assistant\n".
+        resumed = policy._encoded_start(text)[1]
+        assert first_text[:resumed].endswith("<|im_start|>")
+        assert first_text[resumed:] == "assistant\n"
+
+
+def test_a_tokenizer_whose_added_tokens_take_in_whitespace_is_encoded_whole(tiny_model):
+    from transformers import AddedToken, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model)
+    assert _encodes_apart_after_added_tokens(tokenizer)
+    tokenizer.add_tokens([AddedToken("<|tool|>", rstrip=True)])
+    assert not _encodes_apart_after_added_tokens(tokenizer)
+
+
+def test_a_new_episode_reuses_the_cache_of_the_start_it_shares_with_another(tiny_model):
+    policy = LocalModelPolicy(tiny_model, max_new_tokens=MAX_NEW_TOKENS)
+    first, second = conversations(3)[1:]  # the same system message and goal, then not
+    policy.generate([first])
+    encoded_before = policy.prefill_tokens
+    [reply] = policy.generate([second])
+    [first_ids, second_ids] = policy._encode([policy._render(first), policy._render(second)])
+    shared = _common_prefix_length(first_ids, second_ids)
+    assert shared > 10
+    assert policy.prefill_tokens - encoded_before == reply.prompt_tokens - shared
+    alone = LocalModelPolicy(tiny_model, max_new_tokens=MAX_NEW_TOKENS).generate([second])
+    assert alone[0].text == reply.text
