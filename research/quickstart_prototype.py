@@ -159,6 +159,10 @@ def build(texts, args):
 
     from agentcli.models import train_tokenizer
 
+    if args.product_tokenizer:  # `agentgym model tiny`'s: trained on the envs' instructions
+        from agentcli.models import tokenizer_corpus
+
+        texts = tokenizer_corpus()
     tokenizer = train_tokenizer(texts, args.vocab)
     config = LlamaConfig(
         vocab_size=len(tokenizer),
@@ -302,6 +306,7 @@ def main(argv=None):
     ap.add_argument("--expert", choices=["bot", "omniscient"], default="omniscient")
     ap.add_argument("--history", type=int, default=2, help="last actions shown in the prompt")
     ap.add_argument("--opening", action="store_true", help="prompts start with the instruction")
+    ap.add_argument("--product-tokenizer", action="store_true", help="agentgym model tiny's")
     ap.add_argument("--demos", type=int, default=500, help="expert episodes for BC")
     ap.add_argument("--dagger-items", type=int, default=500, help="student episodes per round")
     ap.add_argument(
