@@ -103,6 +103,23 @@ def test_padding_free_batches_give_the_loss_of_separate_sequences(tiny_model, bc
     assert first_losses["padding_free"] == pytest.approx(first_losses["padded"], rel=1e-4)
 
 
+def test_shared_prefix_training_follows_the_unshared_losses_down(
+    tiny_model, bc_data, tmp_path, caplog
+):
+    # Every conversation opens with the instruction and the acknowledgement (80 tokens with
+    # the tiny tokenizer), so every batch computes it once; the run must be the unshared one.
+    caplog.set_level("INFO", logger="agentgym.train")
+    runs = {}
+    for share in ("true", "false"):
+        config = config_for(
+            "bc", bc_data, tiny_model, tmp_path / share, f"share_prefix={share}", "epochs=2"
+        )
+        runs[share] = losses(run_training(config))
+    assert "shared prefix: on" in caplog.text and "shared prefix: off" in caplog.text
+    assert runs["true"] == pytest.approx(runs["false"], rel=1e-4)
+    assert runs["true"][-1] < runs["true"][0] - 0.5
+
+
 def test_sft_with_lora_saves_a_merged_plain_model(tiny_model, tmp_path):
     data = tmp_path / "sft.jsonl"
     pairs = [
