@@ -50,6 +50,7 @@ import random
 import tempfile
 import time
 from dataclasses import dataclass
+from os.path import commonprefix
 from pathlib import Path
 
 import torch
@@ -287,9 +288,12 @@ def main() -> None:
         records = load_chat_records(args.data) if args.data else demo_records(args.episodes, work)
         chosen, examples = budgeted(records, load_tokenizer(model), args.tokens, args.seed)
         lengths = [len(e.input_ids) for e in examples]
+        opening = len(commonprefix([e.input_ids[: e.completion_mask.index(1)] for e in examples]))
         print(
             f"{len(examples)} conversations, {sum(lengths):,} tokens "
-            f"(lengths {min(lengths)}–{max(lengths)}, mean {sum(lengths) / len(lengths):.0f})"
+            f"(lengths {min(lengths)}–{max(lengths)}, mean {sum(lengths) / len(lengths):.0f}); "
+            f"all open with the same {opening} untrained tokens "
+            f"({opening * len(lengths) / sum(lengths):.0%} of the tokens)"
         )
         data = work / "bench.json"
         as_agentgym_json(chosen, data)

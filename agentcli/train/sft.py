@@ -52,12 +52,18 @@ def trained_positions_loss(model: Any, inputs: dict[str, Any], num_items: Any) -
     ``logits_to_keep``), not at every position over the whole vocabulary: in AgentGym data
     most tokens are observations, which are not trained. Going through the model's own forward
     keeps DDP/FSDP hooks working. A batch the collator marked with a shared prefix computes
-    that prefix once (``shared_prefix_logits``).
+    that prefix once (``shared_prefix_logits``). In a padded batch, the positions after the
+    last one that predicts a trained token feed no loss (attention is causal), so they are not
+    run: in AgentGym data every conversation ends with an untrained final observation.
     """
     targets = inputs["labels"][..., 1:]  # position t predicts token t + 1
     trained = targets != -100
     keep = F.pad(trained, (0, 1), value=False)
     forward = {key: value for key, value in inputs.items() if key not in ("labels", PREFIX_KEY)}
+    if "attention_mask" in forward and trained.any():  # padded: every input is (rows, positions)
+        end = int(keep.any(dim=0).nonzero().max()) + 1
+        keep = keep[:, :end]
+        forward = {key: value[:, :end] for key, value in forward.items()}
     if PREFIX_KEY in inputs:
         logits = shared_prefix_logits(model, forward, keep, inputs[PREFIX_KEY])
     else:
