@@ -1,19 +1,19 @@
 """The token prefix every row of a batch shares, run through the model once instead of per row.
 
 Every AgentGym conversation of an environment opens the same way: the environment's
-instruction, then the untrained acknowledgement (over a third of the tokens in textcraft
-demos). The collator measures how many leading tokens all rows of a batch have in common
-before anything is trained; the loss then runs those tokens through the model once (batch 1),
-repeats their keys and values across the batch in a ``DynamicCache``, and runs each row's
-remainder attending to them (positions continue after the prefix; the attention mask covers
-prefix and row). Autograd sums every row's gradient into the one prefix computation, so the
-loss and gradients are those of the unshared batch up to float rounding, at the cost of the
-prefix once per batch instead of once per row.
+instruction, then the untrained acknowledgement (40 % of the tokens in textcraft demos). The
+collator measures how many leading tokens all rows of a batch have in common before anything
+is trained; the loss then runs those tokens through the model once (batch 1), repeats their
+keys and values across the batch in a ``DynamicCache``, and runs each row's remainder
+attending to them (positions continue after the prefix; the attention mask covers prefix and
+row). Autograd sums every row's gradient into the one prefix computation, so the loss and
+gradients are those of the unshared batch up to float rounding, at the cost of the prefix
+once per batch instead of once per row.
 
 It applies to decoders whose cache is plain full-attention key/value layers. It is off, with
 a log line saying why, for padding-free batches (one row: nothing to share), gradient
-checkpointing (transformers turns the cache off under it), distributed runs (DDP/FSDP/
-DeepSpeed wrappers are not known to allow two forwards per backward), and models with sliding-
+checkpointing (transformers turns the cache off under it), distributed runs (not tried under
+DDP/FSDP/DeepSpeed wrappers, which expect one forward per backward), and models with sliding-
 window, chunked, linear-attention or other cache layers, or that do not fill the cache.
 """
 
@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-MIN_SHARED_TOKENS = 32  # below this, the second forward costs more than sharing saves
+MIN_SHARED_TOKENS = 32  # shorter openings save too little for a second forward (not tuned)
 PREFIX_KEY = "shared_prefix_length"  # what the collator adds to a batch it found worth sharing
 
 
@@ -84,7 +84,7 @@ def model_blocker(model: Any) -> str | None:
     from transformers.cache_utils import DynamicLayer
 
     config = model.config
-    if getattr(config, "is_encoder_decoder", False):
+    if config.is_encoder_decoder:
         return "an encoder-decoder model"
     cache = DynamicCache(config=config)
     kinds = {type(layer).__name__ for layer in cache.layers if type(layer) is not DynamicLayer}
