@@ -11,7 +11,9 @@ tokenized conversations, for the same tokens, one epoch each:
   both sides get exactly that list of token sequences and masks.
 - ours: `agentcli.train.run.run_training` with our bc defaults, exactly what `agentgym train
   bc` runs: TRL's SFTTrainer, batch 4, length-grouped batches on CPU (padding-free on a GPU),
-  the LM head and loss on the trained positions only, no gradient checkpointing on CPU;
+  the LM head and loss on the trained positions only, the untrained opening that a padded
+  batch's rows share (instruction and acknowledgement) computed once per batch, the positions
+  after a batch's last trained token not run, no gradient checkpointing on CPU;
   `--set key=value` changes a TrainConfig field for experiments. Learning rate 1e-5 and one
   epoch on both sides.
 - baseline: the loop of AgentGym's BCTrainer (`agentenv/trainer/bc_trainer.py`): a shuffled
@@ -23,8 +25,9 @@ tokenized conversations, for the same tokens, one epoch each:
 
 Trained tokens are the conversations' tokens (padding excluded); both sides train the same
 ones. Each side is timed in its steady state, from the end of its first optimizer step (which
-pays for allocations and kernel selection, and is excluded with its tokens) to the end of
-training; model loading, tokenization and saving are not timed. Time is taken as wall
+pays for allocations and kernel selection, and is excluded with its tokens) to the end of its
+last; model loading, tokenization and saving (the trainer's final checkpoint included) are not
+timed. Time is taken as wall
 clock (tokens/s) and as this process's CPU time (tokens/CPU-s: what the training cost,
 however busy the machine was; with one thread the two agree on an idle machine). Both sides
 run with `--threads` torch threads (default 1: on 2 shared cores a 2-thread team stalls
@@ -36,6 +39,8 @@ bf16). FLOPs per token = 6·N (N: parameters, embeddings included as the LM head
 6·layers·hidden·S (causal attention over S, the mean length of a trained sequence); ours
 projects fewer positions onto the vocabulary, so its MFU by this count is an upper bound of
 the work it did, comparable across the two sides.
+
+Measured results and their conditions: docs/train.md, "Speed".
 
     .venv/bin/python bench/train.py [--model DIR] [--tokens 6000] [--episodes 300] [--threads 1]
     .venv/bin/python bench/train.py --model models/smollm2-135m --dtype bf16 --peak-tflops 989 \
@@ -50,6 +55,7 @@ import random
 import tempfile
 import time
 from dataclasses import dataclass
+from os.path import commonprefix
 from pathlib import Path
 
 import torch
@@ -141,7 +147,7 @@ def synchronize() -> None:
 class SteadyClock:
     """Tokens and time from the end of the first optimizer step (allocations, kernel choice
     and first-touch page faults are paid there, more by the side with bigger batches) to the
-    end of training."""
+    end of the last one."""
 
     def __init__(self) -> None:
         self.tokens = 0
@@ -168,9 +174,8 @@ class SteadyClockCallback(TrainerCallback):
 
     def on_step_end(self, args, state, control, **kwargs):
         self.clock.step_done(state.num_input_tokens_seen, first=state.global_step == 1)
-
-    def on_train_end(self, args, state, control, **kwargs):
-        self.result = self.clock.result(state.num_input_tokens_seen)
+        if state.global_step == state.max_steps:  # before the trainer's final checkpoint save
+            self.result = self.clock.result(state.num_input_tokens_seen)
 
 
 def run_ours(data: Path, model: Path, out: Path, dtype: str, settings: list[str]) -> Result:
@@ -287,9 +292,12 @@ def main() -> None:
         records = load_chat_records(args.data) if args.data else demo_records(args.episodes, work)
         chosen, examples = budgeted(records, load_tokenizer(model), args.tokens, args.seed)
         lengths = [len(e.input_ids) for e in examples]
+        opening = len(commonprefix([e.input_ids[: e.completion_mask.index(1)] for e in examples]))
         print(
             f"{len(examples)} conversations, {sum(lengths):,} tokens "
-            f"(lengths {min(lengths)}–{max(lengths)}, mean {sum(lengths) / len(lengths):.0f})"
+            f"(lengths {min(lengths)}–{max(lengths)}, mean {sum(lengths) / len(lengths):.0f}); "
+            f"all open with the same {opening} untrained tokens "
+            f"({opening * len(lengths) / sum(lengths):.0%} of the tokens)"
         )
         data = work / "bench.json"
         as_agentgym_json(chosen, data)

@@ -105,6 +105,11 @@ class TrainConfig(CommandConfig):
         " batches of similar lengths, padded; padded: random batches, padded; auto:"
         " padding_free on a GPU, grouped on CPU.",
     )
+    share_prefix: bool = Field(
+        True,
+        description="bc/sft: compute the untrained opening that a padded batch's rows share"
+        " once per batch, not once per row (same loss and gradients).",
+    )
 
     # optimisation; None takes the method's default
     batch_size: int = Field(4, ge=1, description="Examples per device per step.")

@@ -6,7 +6,8 @@ batch's conversations into one row with ``position_ids`` restarting at each one,
 goes to padding; attention stays within each conversation because transformers builds a
 block-diagonal mask from the restarting positions when the model runs without a cache (TRL
 runs it so). Either way the batch size counts conversations, as in AgentGym. The loss is
-computed at the trained positions only (``trained_positions_loss``).
+computed at the trained positions only (``trained_positions_loss``), and the prefix that every
+row of a padded batch shares is computed once for the batch (``shared_prefix``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,12 @@ from agentcli.train.arguments import shared_arguments
 from agentcli.train.config import TrainConfig
 from agentcli.train.datasets import load_chat_records
 from agentcli.train.model import lora_config
+from agentcli.train.shared_prefix import (
+    PREFIX_KEY,
+    SharedPrefixCollator,
+    shared_prefix_logits,
+    sharing_blocker,
+)
 from agentcli.train.tokenize import tokenize_records
 
 log = logging.getLogger("agentgym.train")
@@ -44,14 +51,24 @@ def trained_positions_loss(model: Any, inputs: dict[str, Any], num_items: Any) -
     The LM head runs only where a trained token is predicted (transformers' boolean
     ``logits_to_keep``), not at every position over the whole vocabulary: in AgentGym data
     most tokens are observations, which are not trained. Going through the model's own forward
-    keeps DDP/FSDP hooks working.
+    keeps DDP/FSDP hooks working. A batch the collator marked with a shared prefix computes
+    that prefix once (``shared_prefix_logits``). In a padded batch, the positions after the
+    last one that predicts a trained token feed no loss (attention is causal), so they are not
+    run: in AgentGym data every conversation ends with an untrained final observation.
     """
     targets = inputs["labels"][..., 1:]  # position t predicts token t + 1
     trained = targets != -100
-    forward = {key: value for key, value in inputs.items() if key != "labels"}
-    logits = model(
-        **forward, use_cache=False, logits_to_keep=F.pad(trained, (0, 1), value=False)
-    ).logits  # one row per trained position, in (row, position) order, as targets[trained]
+    keep = F.pad(trained, (0, 1), value=False)
+    forward = {key: value for key, value in inputs.items() if key not in ("labels", PREFIX_KEY)}
+    if "attention_mask" in forward and trained.any():  # padded: every input is (rows, positions)
+        end = int(keep.any(dim=0).nonzero().max()) + 1
+        keep = keep[:, :end]
+        forward = {key: value[:, :end] for key, value in forward.items()}
+    if PREFIX_KEY in inputs:
+        logits = shared_prefix_logits(model, forward, keep, inputs[PREFIX_KEY])
+    else:
+        logits = model(**forward, use_cache=False, logits_to_keep=keep).logits
+    # logits: one row per trained position, in (row, position) order, as targets[trained]
     total = F.cross_entropy(logits.float(), targets[trained], reduction="sum")
     return total / (trained.sum().clamp(min=1) if num_items is None else num_items)
 
@@ -97,10 +114,33 @@ def build_sft_trainer(config: TrainConfig, model: Any, tokenizer: Any) -> Any:
         train_sampling_strategy="group_by_length" if batching == "grouped" else "random",
         max_length=None,  # tokenize_records already applied max_length, by whole turns
     )
-    return TrainedTokensSFTTrainer(
+    blocker = prefix_blocker(config, arguments, model)  # before PEFT wraps the model
+    trainer = TrainedTokensSFTTrainer(
         model=model,
         args=arguments,
         train_dataset=dataset,
         processing_class=tokenizer,
         peft_config=lora_config(config.lora) if config.lora else None,
     )
+    if blocker is None:
+        trainer.data_collator = SharedPrefixCollator(trainer.data_collator)
+    return trainer
+
+
+def prefix_blocker(config: TrainConfig, arguments: SFTConfig, model: Any) -> str | None:
+    """Why this run's batches cannot share their prefix (None: they can); the log says which."""
+    blocker = (
+        sharing_blocker(
+            model,
+            padding_free=arguments.padding_free,
+            checkpointing=arguments.activation_checkpointing,
+            distributed=config.distributed,
+        )
+        if config.share_prefix
+        else "share_prefix=false"
+    )
+    if blocker is None:
+        log.info("shared prefix: on (each batch's common untrained opening computed once)")
+    else:
+        log.info("shared prefix: off (%s)", blocker)
+    return blocker

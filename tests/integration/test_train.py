@@ -103,6 +103,40 @@ def test_padding_free_batches_give_the_loss_of_separate_sequences(tiny_model, bc
     assert first_losses["padding_free"] == pytest.approx(first_losses["padded"], rel=1e-4)
 
 
+class ForwardRecorder(TrainerCallback):
+    """Whether each forward of the trained model ran with a cache (the shared prefix's)."""
+
+    def __init__(self) -> None:
+        self.with_cache: list[bool] = []
+
+    def on_train_begin(self, args, state, control, model=None, **kwargs):
+        def record(module, positional, keywords):
+            self.with_cache.append(keywords.get("cache") is not None)
+
+        model.register_forward_pre_hook(record, with_kwargs=True)
+
+
+def test_shared_prefix_training_follows_the_unshared_losses_down(
+    tiny_model, bc_data, tmp_path, caplog
+):
+    # Every conversation opens with the instruction and the acknowledgement (80 tokens with
+    # the tiny tokenizer), so every batch computes it once; the run must be the unshared one.
+    caplog.set_level("INFO", logger="agentgym.train")
+    runs, forwards = {}, {}
+    for share in ("true", "false"):
+        config = config_for(
+            "bc", bc_data, tiny_model, tmp_path / share, f"share_prefix={share}", "epochs=2"
+        )
+        recorder = ForwardRecorder()
+        runs[share] = losses(run_training(config, callbacks=[recorder]))
+        forwards[share] = recorder.with_cache
+    assert "shared prefix: on" in caplog.text and "shared prefix: off" in caplog.text
+    assert forwards["true"] == [True] * 16  # 8 steps: the prefix, then the rows after it
+    assert forwards["false"] == [False] * 8
+    assert runs["true"] == pytest.approx(runs["false"], rel=1e-4)
+    assert runs["true"][-1] < runs["true"][0] - 0.5
+
+
 def test_sft_with_lora_saves_a_merged_plain_model(tiny_model, tmp_path):
     data = tmp_path / "sft.jsonl"
     pairs = [

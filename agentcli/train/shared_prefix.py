@@ -1,0 +1,119 @@
+"""The token prefix every row of a batch shares, run through the model once instead of per row.
+
+Every AgentGym conversation of an environment opens the same way: the environment's
+instruction, then the untrained acknowledgement (40 % of the tokens in textcraft demos). The
+collator measures how many leading tokens all rows of a batch have in common before anything
+is trained; the loss then runs those tokens through the model once (batch 1), repeats their
+keys and values across the batch in a ``DynamicCache``, and runs each row's remainder
+attending to them (positions continue after the prefix; the attention mask covers prefix and
+row). Autograd sums every row's gradient into the one prefix computation, so the loss and
+gradients are those of the unshared batch up to float rounding, at the cost of the prefix
+once per batch instead of once per row.
+
+It applies to decoders whose cache is plain full-attention key/value layers. It is off, with
+a log line saying why, for padding-free batches (one row: nothing to share), gradient
+checkpointing (transformers turns the cache off under it), distributed runs (not tried under
+DDP/FSDP/DeepSpeed wrappers, which expect one forward per backward), and models with sliding-
+window, chunked, linear-attention or other cache layers, or that do not fill the cache.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+MIN_SHARED_TOKENS = 32  # shorter openings save too little for a second forward (not tuned)
+PREFIX_KEY = "shared_prefix_length"  # what the collator adds to a batch it found worth sharing
+
+
+def shared_prefix_length(batch: dict[str, Any]) -> int:
+    """Leading tokens that every row of a right-padded batch has (padding excluded), with no
+    trained prediction among them.
+
+    Position t predicts token t + 1, so a prefix of n tokens is safe to share when no row trains
+    tokens 1..n: then every trained prediction comes from a position after the prefix. At least
+    one position stays outside it.
+    """
+    import torch
+
+    input_ids = batch["input_ids"]
+    untrained = (batch["labels"] == -100).all(dim=0)
+    common = (input_ids == input_ids[:1]).all(dim=0) & batch["attention_mask"].bool().all(dim=0)
+    common &= torch.cat([untrained[1:], untrained.new_zeros(1)])  # token t + 1 untrained
+    length = int(common.int().cumprod(dim=0).sum())
+    return min(length, input_ids.shape[1] - 1)
+
+
+class SharedPrefixCollator:
+    """TRL's collator, plus ``shared_prefix_length`` in the batches where sharing pays."""
+
+    def __init__(self, collate: Callable[[list[dict[str, Any]]], dict[str, Any]]) -> None:
+        self.collate = collate
+
+    def __call__(self, examples: list[dict[str, Any]]) -> dict[str, Any]:
+        batch = self.collate(examples)
+        if len(examples) > 1:
+            length = shared_prefix_length(batch)
+            if length >= MIN_SHARED_TOKENS:
+                batch[PREFIX_KEY] = length
+        return batch
+
+
+def sharing_blocker(
+    model: Any, *, padding_free: bool, checkpointing: bool, distributed: bool
+) -> str | None:
+    """Why batches cannot share their prefix in this run, or None when they can."""
+    if padding_free:
+        return "padding-free batches are one row"
+    if checkpointing:
+        return "gradient checkpointing turns the cache off"
+    if distributed:
+        return "not tried under distributed wrappers, which expect one forward per backward"
+    return model_blocker(model)
+
+
+def model_blocker(model: Any) -> str | None:
+    """Why ``model`` cannot share a prefix through its cache, or None when it can.
+
+    A model qualifies when the ``DynamicCache`` built from its config holds only full-attention
+    layers and one forward with it fills the cache (a model that ignored the cache would
+    silently drop the prefix from every row's attention).
+    """
+    import torch
+    from transformers import DynamicCache
+    from transformers.cache_utils import DynamicLayer
+
+    config = model.config
+    if config.is_encoder_decoder:
+        return "an encoder-decoder model"
+    cache = DynamicCache(config=config)
+    kinds = {type(layer).__name__ for layer in cache.layers if type(layer) is not DynamicLayer}
+    if kinds:
+        return f"its cache has {', '.join(sorted(kinds))} layers (sliding window or similar)"
+    probe = torch.zeros(1, 1, dtype=torch.long, device=model.device)
+    with torch.no_grad():
+        model(input_ids=probe, cache=cache, use_cache=True, logits_to_keep=1)
+    if cache.get_seq_length() != 1:
+        return "its forward does not fill a DynamicCache"
+    return None
+
+
+def shared_prefix_logits(model: Any, inputs: dict[str, Any], keep: Any, length: int) -> Any:
+    """The logits at the ``keep`` positions (in (row, position) order, as a boolean
+    ``logits_to_keep`` gives them), computing the first ``length`` tokens once for all rows.
+
+    ``inputs`` is a right-padded batch (``input_ids``, ``attention_mask``, optionally
+    ``position_ids``) whose rows agree on those tokens and keep nothing among them.
+    """
+    import torch
+    from transformers import DynamicCache
+
+    input_ids = inputs["input_ids"]
+    cache = DynamicCache(config=model.config)
+    nothing = torch.zeros(1, length, dtype=torch.bool, device=input_ids.device)
+    model(input_ids=input_ids[:1, :length], cache=cache, use_cache=True, logits_to_keep=nothing)
+    cache.batch_repeat_interleave(input_ids.shape[0])  # differentiable: gradients sum back
+    rest = {"input_ids": input_ids[:, length:], "attention_mask": inputs["attention_mask"]}
+    if "position_ids" in inputs:
+        rest["position_ids"] = inputs["position_ids"][:, length:]
+    return model(**rest, cache=cache, use_cache=True, logits_to_keep=keep[:, length:]).logits
