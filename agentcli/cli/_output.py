@@ -7,6 +7,8 @@ import logging
 from rich.console import Console
 
 stdout = Console()
+if not stdout.is_terminal:  # piped or captured results fit no screen: never cut a table's cells
+    stdout.width = 160
 stderr = Console(stderr=True)
 
 

@@ -312,7 +312,10 @@ class BabyAISession:
         return f"Your goal: {self._env.mission}"
 
     def _transition(self, lead: str, reward: float) -> Transition:
-        lines = [lead] if lead else []
+        # with the whole room in view, the state itself says what an action did (and the
+        # last actions line that it was refused); a line only a refusal writes would be
+        # text a student never meets in expert demos
+        lines = [lead] if lead and not self._variant.room_view else []
         if self._outcome is not None:
             lines.append(self._outcome)
         if self._variant.room_view:
