@@ -24,7 +24,7 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel, Field, model_validator
 
@@ -42,6 +42,7 @@ from agentcli.data.records import (
     Step,
     assistant_text,
     episode_conversation,
+    parse_item_id,
     recent_turns,
 )
 from agentcli.errors import UsageError
@@ -53,6 +54,7 @@ Method = Literal["bc", "sft", "dpo"]
 Rendering = Literal["multi-turn", "single-prompt"]
 Mix = Literal["balanced", "all", "none"]
 TrainingRecord = ChatRecord | PreferenceRecord
+RecordT = TypeVar("RecordT", Episode, Correction)
 
 FILE_NAMES: dict[str, str] = {"bc": "bc.json", "sft": "sft.jsonl", "dpo": "dpo.jsonl"}
 
@@ -255,7 +257,7 @@ def _demo_examples(layout: RunLayout) -> list[_Example]:
     path = layout.annotated_demos if layout.annotated_demos.exists() else layout.demos
     if not path.exists():
         raise UsageError(f"{layout.demos} does not exist: collect demos first (agentgym collect)")
-    demos = [episode for episode in read_records(path, Episode) if episode.success]
+    demos = [episode for episode in _in_item_order(read_records(path, Episode)) if episode.success]
     if not demos:
         raise UsageError(f"{path} holds no successful episode to clone: collect demos again")
     return [_Example(demo, None) for demo in demos]
@@ -271,7 +273,7 @@ def _expert_examples(layout: RunLayout, count: int, seed: int) -> list[_Example]
         raise UsageError(f"{path} does not exist: run the control's collect stage first")
     states = [
         _Example(episode, t, (step.reason, step.action))
-        for episode in read_records(path, Episode)
+        for episode in _in_item_order(read_records(path, Episode))
         if episode.success
         for t, step in enumerate(episode.steps)
     ]
@@ -300,7 +302,7 @@ def _correction_examples(
             raise UsageError(f"{path} does not exist: run iteration {k}'s {stage} stage first")
     episodes = {episode.item_id: episode for episode in read_records(rollout_path, Episode)}
     examples = []
-    for correction in read_records(corrections_path, Correction):
+    for correction in _in_item_order(read_records(corrections_path, Correction)):
         episode = episodes.get(correction.item_id)
         if episode is None:
             raise UsageError(
@@ -315,6 +317,12 @@ def _correction_examples(
             rejected = (step.original_reason, step.original_action)
             examples.append(_Example(episode, step.t, target, rejected))
     return examples
+
+
+def _in_item_order(records: list[RecordT]) -> list[RecordT]:
+    """Records by item: a rollout writes episodes as they finish, in an order that varies
+    from run to run, and the training set (so the trained model) must not."""
+    return sorted(records, key=lambda record: parse_item_id(record.item_id))
 
 
 def _check_matches(step: CorrectionStep, episode: Episode, path: Path) -> None:

@@ -276,3 +276,12 @@ def test_the_control_is_built_for_iteration_1_from_collected_expert_states(run):
         BuildDataConfig(run=run.root, method="sft", iter=2, control=True)
     with pytest.raises(UsageError, match="run the control's collect stage first"):
         _build(run, method="sft", iter=1, control=True)
+
+
+def test_the_training_set_does_not_depend_on_the_order_episodes_finished_in(run):
+    first, _, _ = _build(run, method="sft", iter=1, holdout=0, control=False)
+    for path in (run.demos, run.rollout(0), run.corrections(0)):
+        records = path.read_text().splitlines()
+        path.write_text("\n".join(reversed(records)) + "\n")
+    again, _, _ = _build(run, method="sft", iter=1, holdout=0, out=run.root / "again")
+    assert again == first
