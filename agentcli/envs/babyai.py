@@ -630,38 +630,37 @@ def _missing() -> str | None:
     return None
 
 
-def _loader(variant: Variant) -> Any:
+def _spec(variant: Variant, **fields: Any) -> EnvSpec:
+    """A BabyAI variant's spec: babyai's wire format, rounds and probe, a loader of its own."""
+
     def load() -> BabyAIEnvironment:
         problem = _missing()
         if problem is not None:
             raise EnvUnavailableError(problem)
         return BabyAIEnvironment(variant)
 
-    return load
+    return EnvSpec(
+        name=variant.name,
+        requires="the minigrid package (installed with agentgym)",
+        max_rounds=20,
+        wire="babyai",
+        load=load,
+        missing=_missing,
+        probe_action="turn left",
+        **fields,
+    )
 
 
-SPEC = EnvSpec(
-    name="babyai",
+SPEC = _spec(
+    AGENTGYM_LEVELS,
     summary="BabyAI grid-world instructions (40 minigrid levels) rendered as text.",
-    requires="the minigrid package (installed with agentgym)",
     instruction=INSTRUCTION,
-    max_rounds=20,
-    wire="babyai",
     default_port=36003,
-    load=_loader(AGENTGYM_LEVELS),
-    missing=_missing,
-    probe_action="turn left",
     categories=AGENTGYM_LEVELS.category,
 )
-PUT_NEXT_SPEC = EnvSpec(
-    name="babyai-putnext",
+PUT_NEXT_SPEC = _spec(
+    PUT_NEXT_ROOM,
     summary="BabyAI PutNextLocal in one room, fully observed: the quickstart's environment.",
-    requires="the minigrid package (installed with agentgym)",
     instruction=PUT_NEXT_INSTRUCTION,
-    max_rounds=20,
-    wire="babyai",
     default_port=36004,
-    load=_loader(PUT_NEXT_ROOM),
-    missing=_missing,
-    probe_action="turn left",
 )
