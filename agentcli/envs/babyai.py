@@ -220,7 +220,7 @@ class BabyAISession:
         self._expert = _BotExpert(self._env, omniscient=self._variant.room_view)
         self._view = read_view(self._env)
         self._expert.recover(self._view)
-        return self._transition("" if self._variant.room_view else self._goal(), 0.0)
+        return self._transition(self._goal(), 0.0)
 
     def step(self, action: str) -> Transition:
         if self._view is None:
