@@ -117,6 +117,8 @@ TrainSettings = _settings(
         "env_server",
         "max_rounds",
         "eval_batch_size",
+        "eval_history_steps",
+        "eval_instruction",
     },  # fmt: skip
     doc="`agentgym train`: hyper-parameters (unset ones take the method's recipe).",
 )

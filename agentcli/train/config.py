@@ -156,6 +156,17 @@ class TrainConfig(CommandConfig):
     env_server: list[str] = Field(default_factory=list, description="Env servers for eval.")
     max_rounds: int | None = Field(None, ge=1, description="Turns per eval episode.")
     eval_batch_size: int = Field(8, ge=1, description="Eval episodes in flight at once.")
+    eval_history_steps: int | None = Field(
+        None,
+        ge=0,
+        description="Earlier turns the model is shown in eval rollouts (default: all); set it"
+        " to the history_steps its training data was built with.",
+    )
+    eval_instruction: bool = Field(
+        True,
+        description="Eval conversations open with the env's instruction; false for a model"
+        " trained on data built with instruction=false.",
+    )
 
     # launch
     num_processes: int | None = Field(None, ge=1, description="Processes for accelerate launch.")

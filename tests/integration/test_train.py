@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import torch
+import yaml
 from transformers import AutoModelForCausalLM, TrainerCallback
 
 from agentcli.config import resolve_config
@@ -240,12 +241,16 @@ def test_eval_every_epoch_rolls_out_the_saved_epoch_model(tiny_model, bc_data, t
     out = tmp_path / "bc"
     config = config_for(
         "bc", bc_data, tiny_model, out, "env=textcraft", f"eval_items={items}", "eval_every=1",
-        "save_every=1", "max_rounds=2", "epochs=1",
+        "save_every=1", "max_rounds=2", "epochs=1", "eval_history_steps=1",
+        "eval_instruction=false",
     )  # fmt: skip
 
     summary = train(config)
 
     assert (out / "train_epoch_1" / "config.json").is_file()
+    # The model is shown its eval episodes as its training data was built.
+    shown = yaml.safe_load((out / "eval" / "epoch_1" / "config.yaml").read_text())
+    assert shown["history_steps"] == 1 and shown["instruction"] is False
     episodes = (out / "eval" / "epoch_1" / "episodes.jsonl").read_text().splitlines()
     assert sorted(json.loads(line)["item_id"] for line in episodes) == [
         "textcraft_0",
