@@ -76,6 +76,11 @@ def test_bc_lowers_the_loss_and_saves_a_model_rollout_loads(tiny_model, bc_data,
     assert summary.tokens > 0 and summary.final_loss is not None
     trained = losses(summary)
     assert trained[-1] < trained[0] - 0.5
+    # TRL's metrics, as its own loss logs them: the model grows surer and more often right
+    logged = [entry for entry in summary.log_history if "loss" in entry]
+    assert logged[-1]["mean_token_accuracy"] > logged[0]["mean_token_accuracy"]
+    assert logged[-1]["entropy"] < logged[0]["entropy"]
+    assert logged[-1]["num_tokens"] == summary.tokens
     written = json.loads((out / "train_summary.json").read_text())
     assert written["global_step"] == 12
     assert "learning_rate: 0.003" in (out / "train_config.yaml").read_text()
