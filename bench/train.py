@@ -12,8 +12,9 @@ tokenized conversations, for the same tokens, one epoch each:
 - ours: `agentcli.train.run.run_training` with our bc defaults, exactly what `agentgym train
   bc` runs: TRL's SFTTrainer, batch 4, length-grouped batches on CPU (padding-free on a GPU),
   the LM head and loss on the trained positions only, the untrained opening that a padded
-  batch's rows share (instruction and acknowledgement) computed once per batch, the positions
-  after a batch's last trained token not run, no gradient checkpointing on CPU;
+  batch's rows share (instruction and acknowledgement) computed once per batch and each row's
+  remainder run on its own up to its last trained token (no padding), no gradient
+  checkpointing on CPU;
   `--set key=value` changes a TrainConfig field for experiments. Learning rate 1e-5 and one
   epoch on both sides.
 - baseline: the loop of AgentGym's BCTrainer (`agentenv/trainer/bc_trainer.py`): a shuffled
@@ -42,7 +43,7 @@ the work it did, comparable across the two sides.
 
 Measured results and their conditions: docs/train.md, "Speed".
 
-    .venv/bin/python bench/train.py [--model DIR] [--tokens 6000] [--episodes 300] [--threads 1]
+    .venv/bin/python bench/train.py [--model DIR] [--tokens 20000] [--episodes 300] [--threads 1]
     .venv/bin/python bench/train.py --model models/smollm2-135m --dtype bf16 --peak-tflops 989 \
         --tokens 200000 --threads 16
 """
@@ -268,7 +269,12 @@ def main() -> None:
     parser.add_argument("--model", type=Path, help="Model dir (default: SmolLM2-135M, exported)")
     parser.add_argument("--data", type=Path, help="AgentGym JSON (default: collect demos)")
     parser.add_argument("--episodes", type=int, default=300, help="Demos to collect.")
-    parser.add_argument("--tokens", type=int, default=6_000, help="Tokens to train each side.")
+    parser.add_argument(
+        "--tokens",
+        type=int,
+        default=20_000,  # ~32 conversations, 8 timed steps of ours: fewer swing by 10 %
+        help="Tokens to train each side.",
+    )
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--dtype", choices=["fp32", "bf16"], default="fp32")
     parser.add_argument("--peak-tflops", type=float, help="The chip's peak, for MFU.")

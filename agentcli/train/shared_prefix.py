@@ -3,12 +3,13 @@
 Every AgentGym conversation of an environment opens the same way: the environment's
 instruction, then the untrained acknowledgement (40 % of the tokens in textcraft demos). The
 collator measures how many leading tokens all rows of a batch have in common before anything
-is trained; the loss then runs those tokens through the model once (batch 1), repeats their
-keys and values across the batch in a ``DynamicCache``, and runs each row's remainder
-attending to them (positions continue after the prefix; the attention mask covers prefix and
-row). Autograd sums every row's gradient into the one prefix computation, so the loss and
-gradients are those of the unshared batch up to float rounding, at the cost of the prefix
-once per batch instead of once per row.
+is trained; the loss then runs those tokens through the model once (batch 1) into a
+``DynamicCache``, and runs each row's remainder on its own, attending to the prefix's keys and
+values (positions continue after the prefix). A row stops at its last trained prediction, so
+no position is spent on padding or on a conversation's final, untrained observation. Autograd
+sums every row's gradient into the one prefix computation, so the loss and gradients are
+those of the unshared batch up to float rounding, at the cost of the prefix once per batch
+instead of once per row.
 
 It applies to decoders whose cache is plain full-attention key/value layers. It is off, with
 a log line saying why, for padding-free batches (one row: nothing to share), gradient
@@ -103,17 +104,31 @@ def shared_prefix_logits(model: Any, inputs: dict[str, Any], keep: Any, length: 
     ``logits_to_keep`` gives them), computing the first ``length`` tokens once for all rows.
 
     ``inputs`` is a right-padded batch (``input_ids``, ``attention_mask``, optionally
-    ``position_ids``) whose rows agree on those tokens and keep nothing among them.
+    ``position_ids``) whose rows agree on those tokens and keep nothing among them. Each row's
+    remainder then runs on its own, up to its last kept position, attending to the prefix: no
+    position is spent on padding, nor on a row's tokens after its last trained prediction
+    (rows of a batch differ in length by a quarter on average in AgentGym data, even grouped).
     """
     import torch
     from transformers import DynamicCache
 
     input_ids = inputs["input_ids"]
-    cache = DynamicCache(config=model.config)
+    prefix = DynamicCache(config=model.config)
     nothing = torch.zeros(1, length, dtype=torch.bool, device=input_ids.device)
-    model(input_ids=input_ids[:1, :length], cache=cache, use_cache=True, logits_to_keep=nothing)
-    cache.batch_repeat_interleave(input_ids.shape[0])  # differentiable: gradients sum back
-    rest = {"input_ids": input_ids[:, length:], "attention_mask": inputs["attention_mask"]}
-    if "position_ids" in inputs:
-        rest["position_ids"] = inputs["position_ids"][:, length:]
-    return model(**rest, cache=cache, use_cache=True, logits_to_keep=keep[:, length:]).logits
+    model(input_ids=input_ids[:1, :length], cache=prefix, use_cache=True, logits_to_keep=nothing)
+    shared = [(layer.keys, layer.values) for layer in prefix.layers]
+    logits = []
+    for row, row_keep in enumerate(keep[:, length:]):
+        kept = row_keep.nonzero()
+        if not len(kept):
+            continue
+        end = length + int(kept.max()) + 1
+        rest = {"input_ids": input_ids[row : row + 1, length:end]}
+        if "position_ids" in inputs:
+            rest["position_ids"] = inputs["position_ids"][row : row + 1, length:end]
+        cache = DynamicCache(shared, config=model.config)  # its own copy: rows append to it
+        output = model(
+            **rest, cache=cache, use_cache=True, logits_to_keep=keep[row : row + 1, length:end]
+        )
+        logits.append(output.logits)
+    return torch.cat(logits)

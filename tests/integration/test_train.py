@@ -137,7 +137,8 @@ def test_shared_prefix_training_follows_the_unshared_losses_down(
         runs[share] = losses(run_training(config, callbacks=[recorder]))
         forwards[share] = recorder.with_cache
     assert "shared prefix: on" in caplog.text and "shared prefix: off" in caplog.text
-    assert forwards["true"] == [True] * 16  # 8 steps: the prefix, then the rows after it
+    # 8 steps of 4 conversations: the prefix, then each row after it
+    assert forwards["true"] == [True] * 8 * (1 + 4)
     assert forwards["false"] == [False] * 8
     assert runs["true"] == pytest.approx(runs["false"], rel=1e-4)
     assert runs["true"][-1] < runs["true"][0] - 0.5

@@ -62,10 +62,11 @@ def test_loss_and_every_gradient_equal_the_unshared_batch(tiny_model):
     opening = torch.randint(5, model.config.vocab_size, (40,), generator=generator).tolist()
     rows = [
         opening + torch.randint(5, model.config.vocab_size, (n,), generator=generator).tolist()
-        for n in (30, 17, 25)
+        for n in (30, 17, 25, 12)
     ]
-    # The first row trains the token right after the prefix, predicted from its first position.
-    batch = right_padded(rows, trained_from=[41, 45, 50])
+    # The first row trains the token right after the prefix, predicted from its first position;
+    # the last row trains nothing.
+    batch = right_padded(rows, trained_from=[41, 45, 50, 52])
     length = shared_prefix_length(batch)
     assert length == 40
 
