@@ -25,6 +25,12 @@ class PolicyConfig(CommandConfig):
     temperature: float = Field(0.0, ge=0, description="0 = greedy.")
     seed: int = 0
     batch_size: int = Field(32, ge=1, description="Local model: turns per batch.")
+    timeout_s: float = Field(120.0, gt=0, description="Endpoint: seconds to wait for a reply.")
+    max_retries: int = Field(
+        4,
+        ge=0,
+        description="Endpoint: retries of a request after a 408/409/429/5xx, timeout or drop.",
+    )
 
     @model_validator(mode="after")
     def _complete(self) -> PolicyConfig:
@@ -52,6 +58,8 @@ def build_policy(config: PolicyConfig, *, concurrency: int) -> Policy:
             max_tokens=config.max_new_tokens,
             temperature=config.temperature,
             seed=config.seed,
+            timeout_s=config.timeout_s,
+            max_retries=config.max_retries,
         )
     from agentcli.policy.local import LocalModelPolicy
 

@@ -12,7 +12,7 @@ import pytest
 from agentcli.data.jsonl import read_records
 from agentcli.data.records import Episode
 from agentcli.errors import FatalRunError, ModelAuthError, ModelEndpointError
-from agentcli.policy import PolicyConfig
+from agentcli.policy import PolicyConfig, build_policy
 from agentcli.policy.base import Reply
 from agentcli.policy.openai_endpoint import OpenAIPolicy
 from agentcli.rollout import RolloutConfig, execute
@@ -100,6 +100,25 @@ def test_a_reply_slower_than_the_timeout_is_retried_then_fails_in_one_line(serve
         run_policy(server.url, timeout_s=0.25, max_retries=1)
     assert "\n" not in str(err.value)
     assert len(server.requests) == 4
+
+
+def test_the_policy_config_sets_the_timeout_and_the_retries(server):
+    server.slow_s = 1.0
+    server.fail_next("slow", times=2)
+    config = PolicyConfig(
+        kind="openai", base_url=server.url, model_name="m", timeout_s=0.25, max_retries=1
+    )
+
+    async def one_turn() -> Reply:
+        policy = build_policy(config, concurrency=1)
+        try:
+            return await policy.act(CONVERSATION, None)
+        finally:
+            await policy.aclose()
+
+    with pytest.raises(ModelEndpointError, match=r"did not answer within 0.25 s, 2 times"):
+        asyncio.run(one_turn())
+    assert len(server.requests) == 2
 
 
 def test_a_refused_key_gives_one_line_naming_the_key_and_no_retries(server):
