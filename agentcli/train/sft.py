@@ -58,13 +58,14 @@ def trained_log_probs(model: Any, inputs: dict[str, Any]) -> tuple[Any, Any]:
     """
     targets = inputs["labels"][..., 1:]  # position t predicts token t + 1
     trained = targets != -100
+    anything_trained = bool(trained.any())
     keep = F.pad(trained, (0, 1), value=False)
     forward = {key: value for key, value in inputs.items() if key not in ("labels", PREFIX_KEY)}
-    if "attention_mask" in forward and trained.any():  # padded: every input is (rows, positions)
+    if "attention_mask" in forward and anything_trained:  # padded: inputs are (rows, positions)
         end = int(keep.any(dim=0).nonzero().max()) + 1
         keep = keep[:, :end]
         forward = {key: value[:, :end] for key, value in forward.items()}
-    if PREFIX_KEY in inputs and trained.any():
+    if PREFIX_KEY in inputs and anything_trained:
         logits = shared_prefix_logits(model, forward, keep, inputs[PREFIX_KEY])
     else:
         logits = model(**forward, use_cache=False, logits_to_keep=keep).logits
@@ -114,8 +115,9 @@ class TrainedTokensSFTTrainer(SFTTrainer):
         metrics["entropy"].append(float(entropy / count) if count else 0.0)
         metrics["mean_token_accuracy"].append(float(correct / count) if count else 0.0)
         if self.model.training:
-            tokens = inputs["attention_mask"].sum() if "attention_mask" in inputs else None
-            if tokens is None:  # padding-free: one row of real tokens
+            if "attention_mask" in inputs:
+                tokens = inputs["attention_mask"].sum()
+            else:  # padding-free: one row of real tokens
                 tokens = torch.tensor(inputs["position_ids"].shape[1], device=log_probs.device)
             self._total_train_tokens += int(self.accelerator.gather_for_metrics(tokens[None]).sum())
         metrics["num_tokens"] = [self._total_train_tokens]
