@@ -104,23 +104,27 @@ class TrainedTokensSFTTrainer(SFTTrainer):
         return loss
 
     def _record_metrics(self, log_probs: Any, targets: Any, inputs: dict[str, Any]) -> None:
-        """What TRL's own loss logs, summed over every rank's trained tokens."""
-        metrics = self._metrics["train" if self.model.training else "eval"]
+        """What TRL's own loss logs, summed over every rank (one gather per step)."""
+        training = self.model.training
+        metrics = self._metrics["train" if training else "eval"]
         entropy = -(log_probs.exp() * log_probs).sum()
-        correct = (log_probs.argmax(dim=-1) == targets).sum()
-        count = torch.tensor(len(targets), device=log_probs.device)
-        entropy, correct, count = self.accelerator.gather_for_metrics(
-            torch.stack([entropy, correct.float(), count.float()])[None]
+        correct = (log_probs.argmax(dim=-1) == targets).sum().float()
+        count = torch.tensor(float(len(targets)), device=log_probs.device)
+        tokens = torch.tensor(float(input_tokens(inputs) if training else 0), device=count.device)
+        entropy, correct, count, tokens = self.accelerator.gather_for_metrics(
+            torch.stack([entropy, correct, count, tokens])[None]
         ).sum(dim=0)
         metrics["entropy"].append(float(entropy / count) if count else 0.0)
         metrics["mean_token_accuracy"].append(float(correct / count) if count else 0.0)
-        if self.model.training:
-            if "attention_mask" in inputs:
-                tokens = inputs["attention_mask"].sum()
-            else:  # padding-free: one row of real tokens
-                tokens = torch.tensor(inputs["position_ids"].shape[1], device=log_probs.device)
-            self._total_train_tokens += int(self.accelerator.gather_for_metrics(tokens[None]).sum())
+        self._total_train_tokens += int(tokens)
         metrics["num_tokens"] = [self._total_train_tokens]
+
+
+def input_tokens(inputs: dict[str, Any]) -> int:
+    """The batch's real tokens: its attention mask's, or a padding-free batch's one row."""
+    if "attention_mask" in inputs:
+        return int(inputs["attention_mask"].sum())
+    return inputs["position_ids"].shape[1]
 
 
 def build_sft_trainer(config: TrainConfig, model: Any, tokenizer: Any) -> Any:
