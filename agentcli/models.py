@@ -76,7 +76,7 @@ _SYNTHETIC_TURNS = [
 
 def tokenizer_corpus() -> list[str]:
     """Texts the tiny tokenizer is trained on: what environments say and agents answer."""
-    from agentcli.data.records import ACKNOWLEDGEMENT
+    from agentcli.conversation import ACKNOWLEDGEMENT
     from agentcli.envs import textcraft
     from agentcli.envs.registry import SPECS
 

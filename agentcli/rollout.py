@@ -22,30 +22,25 @@ from typing import Any
 from pydantic import Field
 
 from agentcli.config import CommandConfig, dump_config
-from agentcli.data.jsonl import append_records, read_records
-from agentcli.data.records import (
-    ACKNOWLEDGEMENT,
-    EndReason,
-    Episode,
-    Step,
-    item_id,
-    parse_item_id,
-    recent_turns,
+from agentcli.conversation import (
+    StudentView,
+    invalid_reply_observation,
+    observation_text,
+    parse_reply,
+    student_messages,
 )
-from agentcli.envs.actions import parse_action
+from agentcli.data.jsonl import append_records, read_records
+from agentcli.data.records import EndReason, Episode, Step, item_id, parse_item_id
 from agentcli.envs.base import EnvSpec, Transition
 from agentcli.envs.client import EnvClient, RemoteSession
 from agentcli.envs.launcher import env_servers
 from agentcli.envs.registry import get_spec
 from agentcli.errors import AgentGymError, FatalRunError, UsageError
 from agentcli.policy import PolicyConfig, build_policy
-from agentcli.policy.base import Message, Policy
+from agentcli.policy.base import Policy
 
 log = logging.getLogger("agentgym.rollout")
 
-FORMAT_HINT = "Answer as 'Thought: <your reasoning>' then 'Action: <one action>'."
-# Opens the observation that answers a reply with no usable action (the env was not stepped).
-INVALID_REPLY = "Invalid reply: "
 END_DONE, END_MAX_ROUNDS, END_CONTEXT, END_ERROR = "done", "max_rounds", "context_exceeded", "error"
 
 
@@ -81,27 +76,6 @@ def finished_items(path: Path) -> set[str]:
     }
 
 
-def opening_messages(spec: EnvSpec, first_observation: str) -> list[Message]:
-    """AgentGym's conversation start: instruction, acknowledgement, first observation."""
-    return [
-        {"role": "user", "content": spec.instruction},
-        {"role": "assistant", "content": ACKNOWLEDGEMENT},
-        {"role": "user", "content": first_observation},
-    ]
-
-
-def agent_observation(spec: EnvSpec, transition: Transition, *, first: bool) -> str:
-    """What the agent reads: the wire observation plus what its env adds on the first turn
-    (sciworld's task description) and every turn (alfworld's available actions)."""
-    text = transition.observation
-    description = transition.extra.get("task_description")
-    if first and description:
-        text = f"{description}\n{text}"
-    if transition.available_actions:
-        text = f"{text}\nAVAILABLE ACTIONS: {', '.join(transition.available_actions)}"
-    return text
-
-
 class Seat:
     """One of a rollout's places for an episode at a time, with the env session it keeps
     from one episode to the next: opened when first needed and again after a failure."""
@@ -134,12 +108,12 @@ async def run_episode(
     split: str,
     max_rounds: int,
     meta: dict[str, Any],
-    history_steps: int | None = None,
-    instruction: bool = True,
+    view: StudentView,
 ) -> Episode:
     """One episode; a policy or env failure ends it with the error recorded (and closes the
-    seat's session, which may be what failed), never raises. The policy is shown what
-    ``recent_turns`` keeps of the conversation."""
+    seat's session, which may be what failed), never raises. The policy is shown the
+    conversation as ``view`` renders it (``agentcli.conversation.student_messages``), the
+    same rendering build-data trains on."""
     started = time.perf_counter()
     steps: list[Step] = []
     end_reason: EndReason = END_MAX_ROUNDS
@@ -148,20 +122,19 @@ async def run_episode(
     try:
         session = await seat.session()
         last = await session.reset(index)
-        observation = agent_observation(spec, last, first=True)
-        conversation = opening_messages(spec, observation)
+        observation = observation_text(last, first=True)
         for _ in range(max_rounds):
             offered = last.available_actions
-            shown = recent_turns(conversation, history_steps, instruction=instruction)
+            shown = student_messages(spec.instruction, steps, observation, view)
             reply = await policy.act(shown, session)
             tokens["prompt_tokens"] += reply.prompt_tokens
             tokens["completion_tokens"] += reply.completion_tokens
             if reply.context_exceeded:
                 end_reason = END_CONTEXT
                 break
-            parsed = parse_action(reply.text)
+            parsed = parse_reply(reply.text)
             if parsed.error:
-                last = Transition(observation=f"{INVALID_REPLY}{parsed.error}. {FORMAT_HINT}")
+                last = Transition(observation=invalid_reply_observation(parsed.error))
             else:
                 last = await session.step(parsed.action)
             steps.append(
@@ -177,11 +150,7 @@ async def run_episode(
             if last.done:
                 end_reason = END_DONE
                 break
-            observation = agent_observation(spec, last, first=False)
-            conversation += [
-                {"role": "assistant", "content": reply.text},
-                {"role": "user", "content": observation},
-            ]
+            observation = observation_text(last, first=False)
     except FatalRunError:
         raise  # no episode can run: stop the rollout with this one error
     except (AgentGymError, OSError) as exc:
@@ -218,8 +187,7 @@ async def run_rollout(
     split: str,
     concurrency: int,
     max_rounds: int | None = None,
-    history_steps: int | None = None,
-    instruction: bool = True,
+    view: StudentView | None = None,
     meta: dict[str, Any] | None = None,
     on_episode: Callable[[Episode, RolloutStats], None] | None = None,
 ) -> RolloutStats:
@@ -245,8 +213,7 @@ async def run_rollout(
                         split=split,
                         max_rounds=max_rounds or spec.max_rounds,
                         meta=meta,
-                        history_steps=history_steps,
-                        instruction=instruction,
+                        view=view or StudentView(),
                     )
                     append_records(out, [episode])
                     stats.finished += 1
@@ -282,16 +249,8 @@ class RolloutConfig(CommandConfig):
     )
     concurrency: int = Field(8, ge=1, description="Episodes in flight at once.")
     max_rounds: int | None = Field(None, ge=1, description="Turns per episode; default: the env's.")
-    history_steps: int | None = Field(
-        None,
-        ge=0,
-        description="Earlier turns the policy is shown (default: all): the instruction, the"
-        " last N turns and the observation; for envs whose observations state the task.",
-    )
-    instruction: bool = Field(
-        True,
-        description="Open the conversation with the env's instruction (AgentGym's way); false:"
-        " start at the observations, for a student trained from scratch.",
+    view: StudentView = Field(
+        default_factory=StudentView, description="How the policy is shown its episode."
     )
     out: Path = Field(description="A .jsonl file, or a directory that gets episodes.jsonl.")
     policy: PolicyConfig = Field(default_factory=lambda: PolicyConfig(kind="oracle"))
@@ -363,8 +322,7 @@ def execute(
                     split="custom" if config.data else config.split,
                     concurrency=config.concurrency,
                     max_rounds=config.max_rounds,
-                    history_steps=config.history_steps,
-                    instruction=config.instruction,
+                    view=config.view,
                     meta={"model": str(config.policy.model or config.policy.model_name or "")},
                     on_episode=on_episode,
                 )

@@ -16,7 +16,7 @@ tokens and must produce the same actions: it renders the conversation with the m
 template (AgentGym hard-codes Llama-2 `[INST]` text) and re-renders and re-tokenizes all of it
 every turn (AgentGym appends each new message's tokens, which costs the same model work); it
 caps replies at `--max-new-tokens` (AgentGym: 4096 tokens in all); and it reads replies as the
-engine does (the text up to the end of the action line, `agentcli.envs.actions.parse_action`).
+engine does (the text up to the end of the action line, `agentcli.conversation.parse_reply`).
 The tiny model rarely writes an action line or the end-of-turn token, so both sides generate
 about `--max-new-tokens` every turn: the printed token counts show that they did the same work.
 
@@ -45,16 +45,24 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig
 from transformers.utils import logging as transformers_logging
 
-from agentcli.data.records import Episode, parse_item_id
-from agentcli.envs.actions import parse_action
+from agentcli.conversation import (
+    DEFAULT_VIEW,
+    chat_dicts,
+    cut_after_action,
+    invalid_reply_observation,
+    observation_text,
+    opening,
+    parse_reply,
+    student_messages,
+)
+from agentcli.data.records import ChatMessage, Episode, Step, parse_item_id
 from agentcli.envs.base import Transition
 from agentcli.envs.client import EnvClient, RemoteSession
 from agentcli.envs.launcher import server_process
 from agentcli.envs.textcraft import SPEC
 from agentcli.models import build_tiny_model
-from agentcli.policy.base import Message
-from agentcli.policy.local import LocalModelPolicy, cut_after_action
-from agentcli.rollout import FORMAT_HINT, agent_observation, opening_messages, run_rollout
+from agentcli.policy.local import LocalModelPolicy
+from agentcli.rollout import run_rollout
 
 SAMPLE = 8  # the first items, whose action sequences are compared one by one in the output
 
@@ -133,9 +141,9 @@ class AgentGymStyleAgent:
         )
         self.new_tokens = 0
 
-    def reply(self, conversation: list[Message]) -> str:
+    def reply(self, conversation: list[ChatMessage]) -> str:
         text = self.tokenizer.apply_chat_template(
-            conversation, tokenize=False, add_generation_prompt=True
+            chat_dicts(conversation), tokenize=False, add_generation_prompt=True
         )
         prompt = self.tokenizer(text, add_special_tokens=False, return_tensors="pt")
         with torch.inference_mode():
@@ -149,23 +157,20 @@ async def baseline_episode(
     agent: AgentGymStyleAgent, session: RemoteSession, index: int, max_rounds: int
 ) -> list[str]:
     last = await session.reset(index)
-    conversation = opening_messages(SPEC, agent_observation(SPEC, last, first=True))
-    actions = []
+    observation = observation_text(last, first=True)
+    steps: list[Step] = []
     for _ in range(max_rounds):
-        text = agent.reply(conversation)
-        parsed = parse_action(text)
+        text = agent.reply(student_messages(SPEC.instruction, steps, observation, DEFAULT_VIEW))
+        parsed = parse_reply(text)
         if parsed.error:
-            last = Transition(observation=f"Invalid reply: {parsed.error}. {FORMAT_HINT}")
+            last = Transition(observation=invalid_reply_observation(parsed.error))
         else:
             last = await session.step(parsed.action)
-        actions.append(parsed.action)
+        steps.append(Step(observation=observation, reason=parsed.thought, action=parsed.action))
         if last.done:
             break
-        conversation += [
-            {"role": "assistant", "content": text},
-            {"role": "user", "content": agent_observation(SPEC, last, first=False)},
-        ]
-    return actions
+        observation = observation_text(last, first=False)
+    return [step.action for step in steps]
 
 
 def baseline_run(agent: AgentGymStyleAgent, url: str, items: list[int], max_rounds: int) -> Run:
@@ -216,13 +221,14 @@ def main() -> None:
             f"{args.threads} torch thread(s)"
         )
         agent = AgentGymStyleAgent(model_dir, args.max_new_tokens)
-        agent.reply(opening_messages(SPEC, "warm-up"))
+        warm_up = [*opening(SPEC.instruction), ChatMessage(role="user", content="warm-up")]
+        agent.reply(warm_up)
         baseline = timed(lambda: baseline_run(agent, url, items, args.max_rounds))
         print(describe("baseline: AgentGym-style, one episode at a time, batch 1", baseline))
         policy = LocalModelPolicy(
             model_dir, max_new_tokens=args.max_new_tokens, batch_size=args.concurrency, device="cpu"
         )
-        policy.generate([opening_messages(SPEC, "warm-up")])
+        policy.generate([warm_up])
         engine = timed(lambda: engine_run(policy, url, items, args))
         print(describe(f"engine: run_rollout, concurrency {args.concurrency}", engine))
     print(f"speed-up: {engine.episodes_per_s / baseline.episodes_per_s:.1f}x (goal: 5x or more)")

@@ -62,7 +62,8 @@ from pathlib import Path
 import torch
 from transformers import TrainerCallback
 
-from agentcli.data.records import ChatRecord, Episode, episode_conversation
+from agentcli.conversation import episode_conversation
+from agentcli.data.records import ChatRecord, Episode
 from agentcli.models import export_smollm2
 
 BASELINE_BATCH_SIZE = 2  # AgentGym's behavioral-cloning scripts

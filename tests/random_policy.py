@@ -19,7 +19,7 @@ from agentcli.data.jsonl import read_records
 from agentcli.data.records import Episode
 from agentcli.envs.launcher import env_servers
 from agentcli.envs.registry import get_spec
-from agentcli.policy.base import Message, Policy, Reply
+from agentcli.policy.base import Policy, Reply
 from agentcli.rollout import run_rollout
 
 AVAILABLE = "Available actions: "  # babyai lists them so
@@ -27,8 +27,11 @@ NO_ACTION = "I am not sure what to do here.\nLet me think again."
 _INGREDIENT = re.compile(r"\d+ ([a-z ]+)")
 
 
-def textcraft_actions(first_observation: str) -> list[str]:
-    commands = [line for line in first_observation.splitlines() if line.startswith("craft ")]
+def textcraft_actions(shown: str) -> list[str]:
+    """The actions a textcraft conversation offers: its listed crafting commands (in the
+    first observation, when shown), "get"s of their ingredients, and "inventory"."""
+    lines = dict.fromkeys(shown.splitlines())
+    commands = [line for line in lines if line.startswith("craft ")]
     ingredients = {
         match[1].strip()
         for command in commands
@@ -45,17 +48,17 @@ class RandomPolicy:
         self.seed = seed
         self.invalid_rate = invalid_rate
 
-    async def act(self, conversation: list[Message], session) -> Reply:
-        history = "\n".join(message["content"] for message in conversation)
+    async def act(self, conversation, session) -> Reply:
+        history = "\n".join(message.content for message in conversation)
         rng = random.Random(f"{self.seed}\n{history}")
         if rng.random() < self.invalid_rate:
             return Reply(text=NO_ACTION)
-        last = conversation[-1]["content"]
+        last = conversation[-1].content
         offered = next((line for line in last.splitlines() if line.startswith(AVAILABLE)), None)
         if offered is not None:
             actions = json.loads(offered.removeprefix(AVAILABLE))
         else:
-            actions = textcraft_actions(conversation[2]["content"])
+            actions = textcraft_actions(history)
         return Reply(text=f"Thought: I try something.\nAction: {rng.choice(actions)}")
 
     async def aclose(self) -> None:

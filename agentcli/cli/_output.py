@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from rich.console import Console
 
@@ -20,3 +21,10 @@ def setup_logging(*, debug: bool, quiet: bool) -> None:
     logging.basicConfig(level=level, format="%(message)s", datefmt="[%X]", handlers=[handler])
     for noisy in ("httpx", "httpcore", "uvicorn.access"):
         logging.getLogger(noisy).setLevel(logging.DEBUG if debug else logging.WARNING)
+
+
+def show_config(config: Any) -> None:
+    """``--print-config``: the resolved config as YAML, secrets hidden."""
+    from agentcli.config import config_as_yaml
+
+    stdout.print(config_as_yaml(config), end="", markup=False)

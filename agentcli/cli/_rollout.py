@@ -32,13 +32,6 @@ def rollout_config(
     )
 
 
-def show_config(config: Any) -> None:
-    """``--print-config``: the resolved config as YAML, secrets hidden."""
-    from agentcli.config import config_as_yaml
-
-    stdout.print(config_as_yaml(config), end="", markup=False)
-
-
 def run_with_progress(config: Any, run: Any = None) -> Any:
     """Run the rollout (or ``run``, e.g. eval) with a progress bar on stderr: episodes,
     success so far, episodes/s."""

@@ -85,7 +85,7 @@ def print_stage_summary(stats: Any) -> None:
 def run_stage(stage: Any, config: Any, *, print_config: bool) -> None:
     """``--print-config`` shows the config; otherwise run ``stage`` and print its summary."""
     if print_config:
-        from agentcli.cli._rollout import show_config
+        from agentcli.cli._output import show_config
 
         show_config(config)
         return

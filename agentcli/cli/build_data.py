@@ -8,8 +8,7 @@ from typing import Annotated
 import typer
 
 from agentcli.cli import _options
-from agentcli.cli._output import stdout
-from agentcli.cli._rollout import show_config
+from agentcli.cli._output import show_config, stdout
 
 
 def build_data(
@@ -69,7 +68,7 @@ def build_data(
         BuildDataConfig,
         config_file=config,
         cli={
-            "method": method, "iter": iteration, "run": run, "format": format, "mix": mix,
+            "method": method, "iter": iteration, "run": run, "view.format": format, "mix": mix,
             "keep_uncorrected": keep_uncorrected, "holdout": holdout, "seed": seed, "out": out,
         },
         overrides=overrides or (),

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from agentcli.cli import _options
+from agentcli.cli._output import show_config
 from agentcli.cli._rollout import (
     print_rollout_summary,
     rollout_config,
     run_with_progress,
-    show_config,
 )
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 from rich.table import Table
 
 from agentcli.cli import _options
-from agentcli.cli._output import stdout
-from agentcli.cli._rollout import rollout_config, run_with_progress, show_config
+from agentcli.cli._output import show_config, stdout
+from agentcli.cli._rollout import rollout_config, run_with_progress
 
 
 def evaluate(

@@ -10,8 +10,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from agentcli.cli import _options
-from agentcli.cli._output import stderr, stdout
-from agentcli.cli._rollout import show_config
+from agentcli.cli._output import show_config, stderr, stdout
 
 
 def iterate(

@@ -142,7 +142,7 @@ def _train(
     print_config: bool,
     overrides: list[str] | None,
 ) -> None:
-    from agentcli.cli._rollout import show_config
+    from agentcli.cli._output import show_config
     from agentcli.config import resolve_config
     from agentcli.train.config import TrainConfig
 

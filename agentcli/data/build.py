@@ -29,21 +29,17 @@ from typing import Literal, TypeVar
 from pydantic import BaseModel, Field, model_validator
 
 from agentcli.config import CommandConfig, dump_config
+from agentcli.conversation import StudentView, episode_conversation, student_messages, turn_text
 from agentcli.data.convert import agentgym_training_text
 from agentcli.data.jsonl import read_records, write_atomic, write_records
 from agentcli.data.records import (
-    ACKNOWLEDGEMENT,
     ChatMessage,
     ChatRecord,
     Correction,
     CorrectionStep,
     Episode,
     PreferenceRecord,
-    Step,
-    assistant_text,
-    episode_conversation,
     parse_item_id,
-    recent_turns,
 )
 from agentcli.errors import UsageError
 from agentcli.run_layout import RunLayout
@@ -51,7 +47,6 @@ from agentcli.run_layout import RunLayout
 log = logging.getLogger("agentgym.data")
 
 Method = Literal["bc", "sft", "dpo"]
-Rendering = Literal["multi-turn", "single-prompt"]
 Mix = Literal["balanced", "all", "none"]
 TrainingRecord = ChatRecord | PreferenceRecord
 RecordT = TypeVar("RecordT", Episode, Correction)
@@ -65,11 +60,6 @@ class BuildDataConfig(CommandConfig):
     method: Method = Field(description="bc: AgentGym JSON; sft: chat JSONL; dpo: preference pairs.")
     iter: int = Field(ge=0, description="0: demos only; k: demos + corrections of 0..k-1.")
     run: Path = Field(description="The run directory (demos.jsonl, iter*/...).")
-    format: Rendering = Field(
-        "multi-turn",
-        description="multi-turn: AgentGym conversations; single-prompt: the history in one "
-        "user message per step (LEAP).",
-    )
     mix: Mix = Field(
         "balanced",
         description="Corrections of earlier iterations: balanced (as many from each), all, "
@@ -84,21 +74,9 @@ class BuildDataConfig(CommandConfig):
         description="Learn at most the first N steps of each corrected episode: a failed episode"
         " runs to the round limit, and its late steps, taken once lost, would flood the data.",
     )
-    history_steps: int | None = Field(
-        None,
-        ge=0,
-        description="Earlier steps shown at most (default: all); multi-turn then learns each"
-        " step on its own, after the instruction and the last N turns.",
-    )
-    instruction: bool = Field(
-        True,
-        description="Show the env's instruction (and its acknowledgement) before the steps;"
-        " false: the steps alone, for a student trained from scratch.",
-    )
-    reasons: bool = Field(
-        True,
-        description="Learn the reason before each action; false: the action line alone (a"
-        " small student trained from scratch).",
+    view: StudentView = Field(
+        default_factory=StudentView,
+        description="How the student is shown its episodes: as its rollouts and evals show them.",
     )
     holdout: float = Field(0.05, ge=0, lt=1, description="Share of items held out as test.")
     seed: int = Field(0, description="Seeds the train/test split and the balanced sampling.")
@@ -236,23 +214,6 @@ def is_held_out(item_id: str, fraction: float, seed: int) -> bool:
     return int.from_bytes(digest[:8], "big") / 2**64 < fraction
 
 
-def single_prompt(
-    instruction: str, history: Sequence[Step], observation: str, *, history_steps: int | None
-) -> str:
-    """The student's situation at a step as one user message (LEAP's prompting): the
-    instruction (when not empty), the first observation (it states the task), the last
-    ``history_steps`` earlier turns, then the current observation."""
-    shown = history if history_steps is None else history[len(history) - history_steps :]
-    lines = [instruction, ""] if instruction else []
-    omitted = len(history) - len(shown)
-    if omitted:
-        lines += [f"Observation: {history[0].observation}", f"(earlier steps not shown: {omitted})"]
-    for step in shown:
-        lines += [f"Observation: {step.observation}", assistant_text(step.reason, step.action)]
-    lines.append(f"Observation: {observation}")
-    return "\n".join(lines)
-
-
 def _demo_examples(layout: RunLayout) -> list[_Example]:
     path = layout.annotated_demos if layout.annotated_demos.exists() else layout.demos
     if not path.exists():
@@ -345,76 +306,48 @@ def _balanced(sources: dict[str, list[_Example]], seed: int) -> dict[str, list[_
 
 
 def _renderer(config: BuildDataConfig) -> Callable[[_Example], list[TrainingRecord]]:
+    """Each example as what the student is shown at its step (``student_messages``, as its
+    rollouts show it) followed by the turn to learn there; demos of a multi-turn view without
+    a history window are learned whole, one record per episode."""
+    view = config.view
     dpo = config.method == "dpo"
 
     def text(turn: Turn) -> str:
-        reason, action = turn
-        return assistant_text(reason if config.reasons else "", action)
+        return turn_text(*turn, view)
 
-    def multi_turn(example: _Example) -> TrainingRecord:
+    def at_step(example: _Example) -> TrainingRecord:
         episode, t = example.episode, example.t
-        if t is None:
-            shown = episode if config.reasons else _without_reasons(episode)
-            messages = recent_turns(
-                episode_conversation(shown), None, instruction=config.instruction
-            )
-            return ChatRecord(item_id=episode.item_id, messages=messages)
-        messages = [
-            ChatMessage(role="user", content=episode.instruction),
-            ChatMessage(role="assistant", content=ACKNOWLEDGEMENT, loss=False),
-        ]
-        for step in episode.steps[:t]:  # the student's own turns, shown but not learned
-            messages.append(ChatMessage(role="user", content=step.observation))
-            own = text((step.reason, step.action))
-            messages.append(ChatMessage(role="assistant", content=own, loss=False))
-        messages.append(ChatMessage(role="user", content=episode.steps[t].observation))
-        messages = recent_turns(messages, config.history_steps, instruction=config.instruction)
-        if dpo:
-            return PreferenceRecord(
-                item_id=episode.item_id,
-                prompt=messages,
-                chosen=[_learned(text(example.target))],
-                rejected=[_learned(text(example.rejected))],
-            )
-        learned = _learned(text(example.target))
-        return ChatRecord(item_id=episode.item_id, messages=[*messages, learned])
-
-    def one_prompt(example: _Example) -> TrainingRecord:
-        episode, t = example.episode, example.t
-        prompt = single_prompt(
-            episode.instruction if config.instruction else "",
-            episode.steps[:t],
-            episode.steps[t].observation,
-            history_steps=config.history_steps,
+        assert t is not None
+        shown = student_messages(
+            episode.instruction, episode.steps[:t], episode.steps[t].observation, view
         )
+        single = view.format == "single-prompt"
         if dpo:
             return PreferenceRecord(
                 item_id=episode.item_id,
-                prompt=prompt,
-                chosen=text(example.target),
-                rejected=text(example.rejected),
+                prompt=shown[0].content if single else shown,
+                chosen=text(example.target) if single else [_learned(text(example.target))],
+                rejected=text(example.rejected) if single else [_learned(text(example.rejected))],
             )
-        messages = [ChatMessage(role="user", content=prompt), _learned(text(example.target))]
-        return ChatRecord(item_id=episode.item_id, messages=messages)
+        return ChatRecord(
+            item_id=episode.item_id, messages=[*shown, _learned(text(example.target))]
+        )
 
-    render_one = multi_turn if config.format == "multi-turn" else one_prompt
-    whole_demos = config.format == "multi-turn" and config.history_steps is None
+    whole_demos = view.format == "multi-turn" and view.history_steps is None
 
     def render(example: _Example) -> list[TrainingRecord]:
-        if example.t is not None or whole_demos:
-            return [render_one(example)]
+        if example.t is not None:
+            return [at_step(example)]
+        if whole_demos:
+            messages = episode_conversation(example.episode, view)
+            return [ChatRecord(item_id=example.episode.item_id, messages=messages)]
         # a demo, learned one step at a time
         return [
-            render_one(_Example(example.episode, t, (step.reason, step.action)))
+            at_step(_Example(example.episode, t, (step.reason, step.action)))
             for t, step in enumerate(example.episode.steps)
         ]
 
     return render
-
-
-def _without_reasons(episode: Episode) -> Episode:
-    steps = [step.model_copy(update={"reason": ""}) for step in episode.steps]
-    return episode.model_copy(update={"steps": steps})
 
 
 def _learned(text: str) -> ChatMessage:

@@ -34,15 +34,9 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from agentcli.conversation import episode_conversation, parse_reply
 from agentcli.data import jsonl
-from agentcli.data.records import (
-    ChatRecord,
-    Episode,
-    Step,
-    episode_conversation,
-    parse_item_id,
-)
-from agentcli.envs.actions import parse_action
+from agentcli.data.records import ChatRecord, Episode, Step, parse_item_id
 from agentcli.errors import UsageError
 
 logger = logging.getLogger(__name__)
@@ -219,7 +213,7 @@ def _episode_from_agentgym(record: Any, where: str) -> Episode:
     # observation that answered the last reply.
     steps = []
     for observation, reply in zip(values[2::2], values[3::2], strict=False):
-        parsed = parse_action(reply)
+        parsed = parse_reply(reply)
         steps.append(Step(observation=observation, reason=parsed.thought, action=parsed.action))
     final_observation = values[-1] if len(values) > 2 and len(values) % 2 == 1 else None
     reward = _number(record.get("reward"))

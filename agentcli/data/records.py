@@ -4,25 +4,17 @@ Demos, rollouts and eval outputs are all ``Episode``s; teachers write ``Privileg
 and ``Correction``; dataset builders write ``ChatRecord`` (bc/sft) and ``PreferenceRecord``
 (dpo). Unknown keys are errors, so a typo in a hand-edited file is caught on read.
 
-The conversation of an episode has AgentGym's shape (``episode_conversation``): the env's
-instruction, the assistant's acknowledgement, then observation / ``Thought: … Action: …``
-turns, so that what we train on is what AgentGym's trainers and evaluators use.
+How an episode reads as a conversation is ``agentcli.conversation``'s job.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from agentcli.errors import UsageError
-
-T = TypeVar("T")
-
-# AgentGym's exact text: every one of its env clients opens the conversation with it.
-ACKNOWLEDGEMENT = "OK. I'll follow your instructions and try my best to solve the task."
 
 EndReason = Literal["done", "max_rounds", "context_exceeded", "error"]  # Episode.meta["end_reason"]
 
@@ -49,30 +41,6 @@ def _malformed(text: object) -> str:
         f"item id {text!r}: expected '<env>_<index>' such as 'textcraft_12'"
         " (an index ≥ 0 without leading zeros) — fix the id"
     )
-
-
-def assistant_text(reason: str, action: str) -> str:
-    """The assistant's turn for one step, as agents are prompted to write it (without a
-    reason: the action line alone)."""
-    return f"Thought: {reason}\nAction: {action}" if reason else f"Action: {action}"
-
-
-def recent_turns(
-    conversation: Sequence[T], history_steps: int | None, *, instruction: bool = True
-) -> list[T]:
-    """What a model is shown of a conversation ending in an observation: the instruction and
-    its acknowledgement (unless ``instruction`` is false), then the last ``history_steps``
-    turns (observation and reply) and the current observation; every turn when
-    ``history_steps`` is None.
-
-    A window is only sensible for envs whose every observation states the task
-    (babyai-putnext): it drops the first observation with the rest.
-    """
-    opening = list(conversation[:2]) if instruction else []
-    turns = conversation[2:]
-    if history_steps is not None:
-        turns = turns[-(2 * history_steps + 1) :]
-    return [*opening, *turns]
 
 
 class Record(BaseModel):
@@ -190,26 +158,3 @@ class PreferenceRecord(_Keyed):
         if len(kinds) > 1:
             raise ValueError("prompt, chosen and rejected must all be text or all be messages")
         return self
-
-
-def episode_conversation(episode: Episode) -> list[ChatMessage]:
-    """The episode as AgentGym's conversation, loss on the agent's steps only.
-
-    user: instruction, assistant: ``ACKNOWLEDGEMENT`` (loss false), then per step user:
-    observation, assistant: ``Thought: … Action: …`` (loss true); then the final observation
-    when there is one. User messages carry loss None, as AgentGym writes them.
-    """
-    messages = [
-        ChatMessage(role="user", content=episode.instruction),
-        ChatMessage(role="assistant", content=ACKNOWLEDGEMENT, loss=False),
-    ]
-    for step in episode.steps:
-        messages.append(ChatMessage(role="user", content=step.observation))
-        messages.append(
-            ChatMessage(
-                role="assistant", content=assistant_text(step.reason, step.action), loss=True
-            )
-        )
-    if episode.final_observation is not None:
-        messages.append(ChatMessage(role="user", content=episode.final_observation))
-    return messages

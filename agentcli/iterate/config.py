@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, create_model, model_validator
 
 from agentcli.config import CommandConfig
+from agentcli.conversation import StudentView
 from agentcli.data.build import BuildDataConfig
 from agentcli.envs.registry import get_spec
 from agentcli.errors import UsageError
@@ -43,7 +44,7 @@ def _settings(
     return create_model(name, __base__=CommandConfig, __doc__=doc, __module__=__name__, **fields)
 
 
-_ROLLOUT_FILLED = {"env", "data", "env_server", "out", "policy", "history_steps", "instruction"}
+_ROLLOUT_FILLED = {"env", "data", "env_server", "out", "policy", "view"}
 
 TeacherSettings = _settings(
     TeacherConfig,
@@ -98,7 +99,7 @@ CorrectSettings = _settings(
 DataSettings = _settings(
     BuildDataConfig,
     "DataSettings",
-    filled={"method", "iter", "run", "out", "control", "history_steps", "instruction"},
+    filled={"method", "iter", "run", "out", "control", "view"},
     doc="`agentgym build-data`: how examples are rendered, mixed and split.",
 )
 TrainSettings = _settings(
@@ -117,8 +118,7 @@ TrainSettings = _settings(
         "env_server",
         "max_rounds",
         "eval_batch_size",
-        "eval_history_steps",
-        "eval_instruction",
+        "eval_view",
     },  # fmt: skip
     doc="`agentgym train`: hyper-parameters (unset ones take the method's recipe).",
 )
@@ -136,16 +136,10 @@ class IterateConfig(CommandConfig):
     method: Literal["bc", "sft", "dpo"] = Field(
         "sft", description="Training method (dpo needs corrections: iteration 1 on)."
     )
-    history_steps: int | None = Field(
-        None,
-        ge=0,
-        description="Earlier turns the student sees, in its rollouts, evals and training data"
-        " alike (default: all); for envs whose every observation states the task.",
-    )
-    instruction: bool = Field(
-        True,
-        description="The student's conversations open with the env's instruction (AgentGym's"
-        " way); false: they start at the observations, for a student trained from scratch.",
+    view: StudentView = Field(
+        default_factory=StudentView,
+        description="How the student is shown its episodes, in its rollouts, evals and"
+        " training data alike.",
     )
     teacher: TeacherSettings = Field(
         default_factory=lambda: TeacherSettings(), description="Who annotates and corrects."

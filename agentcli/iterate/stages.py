@@ -209,8 +209,7 @@ class _Plan:
                     "run": self.layout.env(env).root,
                     "control": control,
                     "out": out,
-                    "history_steps": self.config.history_steps,
-                    "instruction": self.config.instruction,
+                    "view": self.config.view,
                 },
                 source="the data section",
             )
@@ -319,8 +318,7 @@ class _Plan:
                 "env_server": self.config.env_servers.get(env, []),
                 "out": out,
                 "policy": policy,
-                "history_steps": self.config.history_steps,
-                "instruction": self.config.instruction,
+                "view": self.config.view,
             },
             source=f"the {section} section",
         )

@@ -7,16 +7,13 @@ the engine needs no batching logic of its own.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Protocol, TypedDict
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from agentcli.data.records import ChatMessage
     from agentcli.envs.client import RemoteSession
-
-
-class Message(TypedDict):
-    role: Literal["system", "user", "assistant"]
-    content: str
 
 
 @dataclass(frozen=True)
@@ -32,7 +29,7 @@ class Reply:
 class Policy(Protocol):
     name: str  # recorded in Episode.meta["policy"]
 
-    async def act(self, conversation: list[Message], session: RemoteSession) -> Reply:
+    async def act(self, conversation: Sequence[ChatMessage], session: RemoteSession) -> Reply:
         """The next turn for an episode whose messages so far are ``conversation``.
 
         ``session`` is the episode's live env session (the oracle asks it for the expert's

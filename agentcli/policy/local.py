@@ -23,17 +23,19 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import re
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from agentcli.conversation import chat_dicts, cut_after_action, holds_action_line
+from agentcli.data.records import ChatMessage
 from agentcli.errors import ModelUnavailableError, UsageError
 from agentcli.models import no_progress_bars
-from agentcli.policy.base import Message, Reply
+from agentcli.policy.base import Reply
 
 if TYPE_CHECKING:
     import torch
@@ -55,9 +57,6 @@ GATHER_WINDOW_FRACTION = 0.05
 RETURN_WAIT_FRACTION = 0.25
 # A new episode looks for the start it shares with another among this many recent turns.
 PREFIX_CANDIDATES = 4
-# A turn ends with its action line: "Action: <action>" and a newline (the action may start on
-# the next line; an empty "Action:" line does not end the turn).
-_ACTION_LINE = re.compile(r"Action:\s*\S[^\n]*\n")
 
 
 @dataclass
@@ -130,7 +129,9 @@ class LocalModelPolicy:
         self._batcher: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
-    async def act(self, conversation: list[Message], session: RemoteSession | None = None) -> Reply:
+    async def act(
+        self, conversation: Sequence[ChatMessage], session: RemoteSession | None = None
+    ) -> Reply:
         queue = self._ensure_batcher()
         future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
         # Rendered now, while other episodes still wait on their env steps, rather than once
@@ -147,7 +148,7 @@ class LocalModelPolicy:
             self._queue.get_nowait().future.cancel()
         self._batcher = self._queue = self._loop = None
 
-    def generate(self, conversations: list[list[Message]]) -> list[Reply]:
+    def generate(self, conversations: Sequence[Sequence[ChatMessage]]) -> list[Reply]:
         """Answer several conversations as one batch (blocking).
 
         Conversations that would not fit the context get ``context_exceeded`` and take no
@@ -221,9 +222,9 @@ class LocalModelPolicy:
             if not request.future.done():
                 request.future.set_result(reply)
 
-    def _render(self, conversation: list[Message]) -> str:
+    def _render(self, conversation: Sequence[ChatMessage]) -> str:
         return self.tokenizer.apply_chat_template(
-            conversation, tokenize=False, add_generation_prompt=True
+            chat_dicts(conversation), tokenize=False, add_generation_prompt=True
         )
 
     def _encode(self, texts: list[str]) -> list[list[int]]:
@@ -435,7 +436,7 @@ class LocalModelPolicy:
         ends = self._newline_tokens[generated[:, -1]]
         for row in ends.nonzero().flatten().tolist():
             text = "".join(self._token_texts[token] for token in generated[row].tolist())
-            ends[row] = _ACTION_LINE.search(text) is not None
+            ends[row] = holds_action_line(text)
         return ends
 
     @functools.cached_property
@@ -488,14 +489,6 @@ def _common_prefix_length(first: list[int], second: list[int]) -> int:
             break
         length += 1
     return length
-
-
-def cut_after_action(text: str) -> str:
-    """The turn up to the end of its action line (a token may carry text past the newline)."""
-    match = _ACTION_LINE.search(text)
-    if match:
-        text = text[: match.end()]
-    return text.strip()
 
 
 def _load(model_path: Path, device: Device) -> tuple[Any, Any]:

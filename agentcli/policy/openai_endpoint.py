@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import Any
 
+from agentcli.conversation import chat_dicts
+from agentcli.data.records import ChatMessage
 from agentcli.endpoints import async_client, endpoint_error, is_context_overflow
 from agentcli.envs.client import RemoteSession
-from agentcli.policy.base import Message, Reply
+from agentcli.policy.base import Reply
 
 
 class OpenAIPolicy:
@@ -43,13 +46,13 @@ class OpenAIPolicy:
         if seed is not None:
             self._sampling["seed"] = seed
 
-    async def act(self, conversation: list[Message], session: RemoteSession) -> Reply:
+    async def act(self, conversation: Sequence[ChatMessage], session: RemoteSession) -> Reply:
         import openai
 
         async with self._slots:
             try:
                 completion = await self._client.chat.completions.create(
-                    model=self.model_name, messages=conversation, **self._sampling
+                    model=self.model_name, messages=chat_dicts(conversation), **self._sampling
                 )
             except openai.OpenAIError as exc:
                 if isinstance(exc, openai.BadRequestError) and is_context_overflow(exc):

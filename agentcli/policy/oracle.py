@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from agentcli.data.records import assistant_text
+from collections.abc import Sequence
+
+from agentcli.conversation import turn_text
+from agentcli.data.records import ChatMessage
 from agentcli.envs.client import RemoteSession
-from agentcli.policy.base import Message, Reply
+from agentcli.policy.base import Reply
 
 EXPERT_REASON = "I follow the expert plan for this task."
 
@@ -14,10 +17,10 @@ class OraclePolicy:
 
     name = "oracle"
 
-    async def act(self, conversation: list[Message], session: RemoteSession) -> Reply:
+    async def act(self, conversation: Sequence[ChatMessage], session: RemoteSession) -> Reply:
         action = await session.expert_action()
         # No expert action leaves the Action line empty: the engine records a format error.
-        return Reply(text=assistant_text(EXPERT_REASON, action or ""))
+        return Reply(text=turn_text(EXPERT_REASON, action or ""))
 
     async def aclose(self) -> None:
         return None

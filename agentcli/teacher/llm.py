@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentcli.conversation import Message
 from agentcli.data.records import (
     Correction,
     CorrectionStep,
@@ -22,7 +23,6 @@ from agentcli.data.records import (
     item_id,
 )
 from agentcli.errors import UsageError
-from agentcli.policy.base import Message
 from agentcli.teacher.llm_client import TeacherClient
 from agentcli.teacher.prompts import render
 

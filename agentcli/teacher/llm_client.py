@@ -24,9 +24,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from agentcli.conversation import Message
 from agentcli.endpoints import api_key, async_client, endpoint_error, is_retried, server_message
 from agentcli.errors import InvalidReplyError
-from agentcli.policy.base import Message
 from agentcli.teacher import TeacherConfig
 from agentcli.teacher.cache import CachedReply, ResponseCache, request_key
 from agentcli.teacher.ledger import CostLedger, LedgerEntry, estimate_tokens, now

@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from typing import TypeVar
 
+from agentcli.conversation import is_invalid_reply, observation_text
 from agentcli.data.records import (
     Correction,
     CorrectionStep,
@@ -31,7 +32,6 @@ from agentcli.envs.base import Environment, Session, Transition
 from agentcli.envs.protocol import WIRE_FORMATS, as_received
 from agentcli.envs.registry import get_spec
 from agentcli.errors import AgentGymError, EnvUnavailableError, UsageError
-from agentcli.rollout import INVALID_REPLY, agent_observation
 
 ResultT = TypeVar("ResultT")
 
@@ -130,14 +130,14 @@ class OracleTeacher:
             )
         wire = WIRE_FORMATS[self._spec.wire]
         transition = as_received(session.reset(episode.index), wire, reset=True)
-        self._check(episode, 0, agent_observation(self._spec, transition, first=True))
+        self._check(episode, 0, observation_text(transition, first=True))
         for t, step in enumerate(episode.steps):
             yield t, step
             if not _was_sent(episode, t):
                 continue
             transition = as_received(session.step(step.action), wire, reset=False)
             if t + 1 < len(episode.steps):
-                self._check(episode, t + 1, agent_observation(self._spec, transition, first=False))
+                self._check(episode, t + 1, observation_text(transition, first=False))
             else:
                 self._check_final(episode, transition)
 
@@ -166,7 +166,7 @@ def _was_sent(episode: Episode, t: int) -> bool:
         if t + 1 < len(episode.steps)
         else episode.final_observation
     )
-    return not (answer or "").startswith(INVALID_REPLY)
+    return not is_invalid_reply(answer)
 
 
 def _label(t: int, step: Step, session: Session, *, sent: bool) -> CorrectionStep:

@@ -130,8 +130,7 @@ def evaluate_checkpoint(config: TrainConfig, model_dir: Path, name: str) -> tupl
         env_server=config.env_server,
         concurrency=config.eval_batch_size,
         max_rounds=config.max_rounds,
-        history_steps=config.eval_history_steps,
-        instruction=config.eval_instruction,
+        view=config.eval_view,
         out=config.out / "eval" / name,
         policy=PolicyConfig(kind="local", model=model_dir, batch_size=config.eval_batch_size),
     )

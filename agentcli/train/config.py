@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from agentcli.config import CommandConfig
+from agentcli.conversation import StudentView
 
 Method = Literal["bc", "sft", "dpo"]
 ReportTo = Literal["none", "tensorboard", "wandb", "trackio"]
@@ -156,16 +157,9 @@ class TrainConfig(CommandConfig):
     env_server: list[str] = Field(default_factory=list, description="Env servers for eval.")
     max_rounds: int | None = Field(None, ge=1, description="Turns per eval episode.")
     eval_batch_size: int = Field(8, ge=1, description="Eval episodes in flight at once.")
-    eval_history_steps: int | None = Field(
-        None,
-        ge=0,
-        description="Earlier turns the model is shown in eval rollouts (default: all); set it"
-        " to the history_steps its training data was built with.",
-    )
-    eval_instruction: bool = Field(
-        True,
-        description="Eval conversations open with the env's instruction; false for a model"
-        " trained on data built with instruction=false.",
+    eval_view: StudentView = Field(
+        default_factory=StudentView,
+        description="How the model is shown its eval episodes: as its training data was built.",
     )
 
     # launch

@@ -9,8 +9,9 @@ import sys
 
 import pytest
 
+from agentcli.conversation import chat_dicts
 from agentcli.data.jsonl import read_records
-from agentcli.data.records import Episode
+from agentcli.data.records import ChatMessage, Episode
 from agentcli.errors import FatalRunError, ModelAuthError, ModelEndpointError
 from agentcli.policy import PolicyConfig, build_policy
 from agentcli.policy.base import Reply
@@ -20,9 +21,9 @@ from tests.openai_server import count_tokens, openai_server
 
 API_KEY = "sk-test-4f9a2c7d1e"
 CONVERSATION = [
-    {"role": "user", "content": "Craft a stick. Answer as Thought then Action."},
-    {"role": "assistant", "content": "OK"},
-    {"role": "user", "content": "Crafting commands: craft 4 stick using 2 oak planks"},
+    ChatMessage(role="user", content="Craft a stick. Answer as Thought then Action."),
+    ChatMessage(role="assistant", content="OK"),
+    ChatMessage(role="user", content="Crafting commands: craft 4 stick using 2 oak planks"),
 ]
 
 
@@ -54,12 +55,13 @@ def test_reply_and_token_counts_come_from_the_server(server):
     [reply] = run_policy(server.url, max_tokens=64, temperature=0.5, seed=7, api_key=API_KEY)
     assert reply == Reply(
         text="Thought: turn 3.\nAction: inventory",
-        prompt_tokens=sum(count_tokens(message["content"]) for message in CONVERSATION),
+        prompt_tokens=sum(count_tokens(message.content) for message in CONVERSATION),
         completion_tokens=5,
     )
     [request] = server.requests
     assert request.body == {
-        "model": "m", "messages": CONVERSATION, "max_tokens": 64, "temperature": 0.5, "seed": 7,
+        "model": "m", "messages": chat_dicts(CONVERSATION), "max_tokens": 64, "temperature": 0.5,
+        "seed": 7,
     }  # fmt: skip
     assert request.authorization == f"Bearer {API_KEY}"
 

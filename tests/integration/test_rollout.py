@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from agentcli.conversation import StudentView
 from agentcli.data.jsonl import read_records
 from agentcli.data.records import Episode, parse_item_id
 from agentcli.envs.client import EnvClient
@@ -132,7 +133,7 @@ class _Watching(OraclePolicy):
     """The oracle, noting every conversation the engine shows it."""
 
     def __init__(self) -> None:
-        self.shown: list[list[dict]] = []
+        self.shown: list[list] = []
 
     async def act(self, conversation, session):
         self.shown.append(conversation)
@@ -147,7 +148,8 @@ def test_a_history_window_shows_the_policy_its_last_turns_and_records_every_step
     with env_servers(spec, []) as urls:
         stats = asyncio.run(
             run_rollout(spec, urls, policy, [1000, 1001], tmp_path / "e.jsonl", split="train",
-                        concurrency=2, history_steps=1, instruction=instruction)
+                        concurrency=2,
+                        view=StudentView(history_steps=1, instruction=instruction))
         )  # fmt: skip
     episodes = read_records(tmp_path / "e.jsonl", Episode)
     assert stats.successes == 2 and sum(e.n_steps for e in episodes) == len(policy.shown)
@@ -155,8 +157,8 @@ def test_a_history_window_shows_the_policy_its_last_turns_and_records_every_step
     assert max(len(shown) for shown in policy.shown) == opening + 3  # one turn, then now
     observations = {step.observation for e in episodes for step in e.steps}
     for shown in policy.shown:
-        assert (shown[0]["content"] == spec.instruction) == instruction
-        assert shown[-1]["role"] == "user" and shown[-1]["content"] in observations
+        assert (shown[0].content == spec.instruction) == instruction
+        assert shown[-1].role == "user" and shown[-1].content in observations
 
 
 def test_skip_starts_at_a_later_item_of_the_split(tmp_path):

@@ -15,12 +15,12 @@ from dataclasses import dataclass
 
 import pytest
 
+from agentcli.conversation import is_invalid_reply
 from agentcli.data.records import Correction, Episode
 from agentcli.envs.registry import get_spec
 from agentcli.errors import AgentGymError, UsageError
 from agentcli.policy.base import Reply
 from agentcli.policy.oracle import OraclePolicy
-from agentcli.rollout import INVALID_REPLY
 from agentcli.teacher.oracle import OracleTeacher
 from tests.random_policy import RandomPolicy, rollout
 
@@ -68,7 +68,7 @@ def corrected(request, tmp_path_factory) -> Iterator[Corrected]:
 def _was_sent(episode: Episode, t: int) -> bool:
     following = [step.observation for step in episode.steps[t + 1 :]]
     answer = following[0] if following else episode.final_observation
-    return not answer.startswith(INVALID_REPLY)
+    return not is_invalid_reply(answer)
 
 
 def _replayed_session(episode: Episode, t: int):

@@ -13,7 +13,8 @@ import yaml
 from transformers import AutoModelForCausalLM, TrainerCallback
 
 from agentcli.config import resolve_config
-from agentcli.data.records import ACKNOWLEDGEMENT
+from agentcli.conversation import ACKNOWLEDGEMENT
+from agentcli.data.records import ChatMessage
 from agentcli.errors import ModelUnavailableError, UsageError
 from agentcli.train.config import TrainConfig
 from agentcli.train.launch import train
@@ -88,7 +89,7 @@ def test_bc_lowers_the_loss_and_saves_a_model_rollout_loads(tiny_model, bc_data,
     async def one_turn():
         policy = LocalModelPolicy(out, max_new_tokens=4)
         try:
-            return await policy.act([{"role": "user", "content": INSTRUCTION}])
+            return await policy.act([ChatMessage(role="user", content=INSTRUCTION)])
         finally:
             await policy.aclose()
 
@@ -247,8 +248,8 @@ def test_eval_every_epoch_rolls_out_the_saved_epoch_model(tiny_model, bc_data, t
     out = tmp_path / "bc"
     config = config_for(
         "bc", bc_data, tiny_model, out, "env=textcraft", f"eval_items={items}", "eval_every=1",
-        "save_every=1", "max_rounds=2", "epochs=1", "eval_history_steps=1",
-        "eval_instruction=false",
+        "save_every=1", "max_rounds=2", "epochs=1", "eval_view.history_steps=1",
+        "eval_view.instruction=false",
     )  # fmt: skip
 
     summary = train(config)
@@ -256,7 +257,7 @@ def test_eval_every_epoch_rolls_out_the_saved_epoch_model(tiny_model, bc_data, t
     assert (out / "train_epoch_1" / "config.json").is_file()
     # The model is shown its eval episodes as its training data was built.
     shown = yaml.safe_load((out / "eval" / "epoch_1" / "config.yaml").read_text())
-    assert shown["history_steps"] == 1 and shown["instruction"] is False
+    assert shown["view"]["history_steps"] == 1 and shown["view"]["instruction"] is False
     episodes = (out / "eval" / "epoch_1" / "episodes.jsonl").read_text().splitlines()
     assert sorted(json.loads(line)["item_id"] for line in episodes) == [
         "textcraft_0",

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from agentcli import models
 from agentcli.cli.model import app
+from agentcli.data.records import ChatMessage
 from agentcli.errors import ModelUnavailableError
 
 
@@ -125,10 +126,10 @@ def test_smollm2_exports_to_a_plain_model_that_acts(tmp_path):
     environment = textcraft.SPEC.load()
     prompts = [
         [
-            {
-                "role": "user",
-                "content": f"{textcraft.SPEC.instruction}\n\n{environment.task(i).observation}",
-            }
+            ChatMessage(
+                role="user",
+                content=f"{textcraft.SPEC.instruction}\n\n{environment.task(i).observation}",
+            )
         ]
         for i in (1, 2)  # 251 and 420 prompt tokens: the batch is padded
     ]

@@ -9,6 +9,7 @@ import shutil
 
 import pytest
 
+from agentcli.conversation import StudentView, episode_conversation, turn_text
 from agentcli.data.build import BuildDataConfig, build_data, is_held_out
 from agentcli.data.jsonl import read_records, write_records
 from agentcli.data.records import (
@@ -16,8 +17,6 @@ from agentcli.data.records import (
     Correction,
     Episode,
     PreferenceRecord,
-    assistant_text,
-    episode_conversation,
 )
 from agentcli.errors import UsageError
 from agentcli.policy.oracle import OraclePolicy
@@ -57,8 +56,12 @@ def run(finished_run, tmp_path):
     return RunLayout(shutil.copytree(finished_run.root, tmp_path / "run"))
 
 
+VIEW_FIELDS = set(StudentView.model_fields)
+
+
 def _build(run: RunLayout, **options) -> tuple[list, list, object]:
-    config = BuildDataConfig(run=run.root, **options)
+    view = StudentView(**{key: options.pop(key) for key in VIEW_FIELDS & options.keys()})
+    config = BuildDataConfig(run=run.root, view=view, **options)
     summary = build_data(config)
     if config.method == "bc":
         read = [json.loads(path.read_text()) for path in (config.train_path, config.test_path)]
@@ -70,7 +73,7 @@ def _build(run: RunLayout, **options) -> tuple[list, list, object]:
 def _corrected_steps(run: RunLayout, k: int) -> list[tuple[Episode, int, str]]:
     episodes = {e.item_id: e for e in read_records(run.rollout(k), Episode)}
     return [
-        (episodes[c.item_id], s.t, assistant_text(s.corrected_reason, s.corrected_action))
+        (episodes[c.item_id], s.t, turn_text(s.corrected_reason, s.corrected_action))
         for c in read_records(run.corrections(k), Correction)
         for s in c.steps
         if s.is_corrected
@@ -235,9 +238,9 @@ def test_command_writes_the_files_and_one_summary_line(run):
     assert "iter: 1" in saved and "mix: balanced" in saved
 
     shown = agentgym("build-data", "--method", "dpo", "--iter", "2", "--run", str(run.root),
-                     "--print-config", "mix=none", "history_steps=8")  # fmt: skip
+                     "--print-config", "mix=none", "view.history_steps=8")  # fmt: skip
     assert shown.returncode == 0 and "mix: none" in shown.stdout
-    assert "history_steps: 8" in shown.stdout and not run.data(2).exists()
+    assert "  history_steps: 8" in shown.stdout and not run.data(2).exists()
 
     wrong = agentgym("build-data", "--method", "sft", "--iter", "1", "--run", str(run.root),
                      "--mix", "sometimes")  # fmt: skip
@@ -261,7 +264,7 @@ def test_the_control_learns_as_many_expert_states_on_the_same_items(run):
         t = len(observations) - 1
         assert observations == [step.observation for step in episode.steps[: t + 1]]
         step = episode.steps[t]
-        assert record.messages[-1].content == assistant_text(step.reason, step.action)
+        assert record.messages[-1].content == turn_text(step.reason, step.action)
         learned = [m.loss for m in record.messages if m.role == "assistant"]
         assert learned == [False] * (t + 1) + [True]  # the acknowledgement, t turns, the target
         states.append((record.item_id, t))

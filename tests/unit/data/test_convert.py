@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agentcli.cli.data import app
+from agentcli.conversation import ACKNOWLEDGEMENT
 from agentcli.data.convert import (
     agentgym_text,
     convert,
@@ -19,7 +20,7 @@ from agentcli.data.convert import (
     read_leap,
 )
 from agentcli.data.jsonl import read_records
-from agentcli.data.records import ACKNOWLEDGEMENT, Episode, Step
+from agentcli.data.records import Episode, Step
 from agentcli.errors import UsageError
 
 FIXTURES = Path(__file__).parents[2] / "fixtures"

@@ -1,4 +1,4 @@
-"""Record models: item ids, episode consistency, the conversation shape."""
+"""Record models: item ids, episode consistency."""
 
 from __future__ import annotations
 
@@ -6,12 +6,9 @@ import pytest
 from pydantic import ValidationError
 
 from agentcli.data.records import (
-    ACKNOWLEDGEMENT,
     ChatMessage,
     Episode,
     PreferenceRecord,
-    Step,
-    episode_conversation,
     item_id,
     parse_item_id,
 )
@@ -62,27 +59,6 @@ def test_episode_counts_its_steps_and_checks_itself():
         _episode(item_id="textcraft-3")
     with pytest.raises(ValidationError, match="Extra inputs"):
         _episode(score=1.0)  # unknown keys are errors, so typos surface
-
-
-def test_conversation_has_agentgym_shape():
-    episode = _episode(
-        steps=[
-            Step(observation="obs 0", reason="r0", action="a0"),
-            Step(observation="obs 1", reason="r1", action="a1", done=True),
-        ],
-        final_observation="Crafted 1 minecraft:stick",
-    )
-    messages = episode_conversation(episode)
-    assert [(m.role, m.content, m.loss) for m in messages] == [
-        ("user", "Craft things.", None),
-        ("assistant", ACKNOWLEDGEMENT, False),
-        ("user", "obs 0", None),
-        ("assistant", "Thought: r0\nAction: a0", True),
-        ("user", "obs 1", None),
-        ("assistant", "Thought: r1\nAction: a1", True),
-        ("user", "Crafted 1 minecraft:stick", None),
-    ]
-    assert ACKNOWLEDGEMENT == "OK. I'll follow your instructions and try my best to solve the task."
 
 
 def test_preference_record_parts_are_all_text_or_all_messages():

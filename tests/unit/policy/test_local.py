@@ -12,24 +12,39 @@ import time
 import pytest
 import torch
 
+from agentcli.conversation import cut_after_action
+from agentcli.data.records import ChatMessage
 from agentcli.errors import ModelUnavailableError
 from agentcli.policy import decode, local
 from agentcli.policy.local import (
     LocalModelPolicy,
     _common_prefix_length,
     _encodes_apart_after_added_tokens,
-    cut_after_action,
 )
 
 MAX_NEW_TOKENS = 16
 
 
-def conversations(count: int) -> list[list[dict[str, str]]]:
+def user(text: str) -> ChatMessage:
+    return ChatMessage(role="user", content=text)
+
+
+def assistant(text: str) -> ChatMessage:
+    return ChatMessage(role="assistant", content=text)
+
+
+def system(text: str) -> ChatMessage:
+    return ChatMessage(role="system", content=text)
+
+
+def conversations(count: int) -> list[list[ChatMessage]]:
     """Prompts of different lengths, so that a batch needs padding."""
     return [
         [
-            {"role": "system", "content": "Craft the goal."},
-            {"role": "user", "content": "Goal: craft stick." + " Inventory: oak planks." * index},
+            system("Craft the goal."),
+            ChatMessage(
+                role="user", content="Goal: craft stick." + " Inventory: oak planks." * index
+            ),
         ]
         for index in range(count)
     ]
@@ -103,7 +118,10 @@ def test_turns_that_come_back_late_join_the_others_rather_than_a_batch_of_their_
 
 def test_a_prompt_that_cannot_fit_is_refused_without_generating(tiny_model, monkeypatch):
     policy = LocalModelPolicy(tiny_model, max_new_tokens=MAX_NEW_TOKENS, max_context_tokens=64)
-    short, long = [{"role": "user", "content": "hi"}], [{"role": "user", "content": "oak " * 60}]
+    short, long = (
+        [user("hi")],
+        [user("oak " * 60)],
+    )
     fits, too_long = policy.generate([short, long])
     assert too_long.context_exceeded and too_long.text == "" and too_long.completion_tokens == 0
     assert too_long.prompt_tokens + MAX_NEW_TOKENS > 64
@@ -207,7 +225,11 @@ def test_a_later_turn_encodes_only_its_new_tokens_and_answers_as_without_the_cac
     replies = policy.generate(first_turns)
     encoded_first = policy.prefill_tokens
     second_turns = [
-        turn + [{"role": "assistant", "content": reply.text}, {"role": "user", "content": "Ok."}]
+        turn
+        + [
+            assistant(reply.text),
+            user("Ok."),
+        ]
         for turn, reply in zip(first_turns, replies, strict=True)
     ]
     with_cache = policy.generate(second_turns)
@@ -228,7 +250,7 @@ def test_a_turn_that_rewrites_the_conversation_answers_as_without_the_cache(tiny
     policy = LocalModelPolicy(tiny_model, max_new_tokens=MAX_NEW_TOKENS, batch_size=4)
     replies = policy.generate(first_turns)
     windowed = [
-        [turn[0], {"role": "user", "content": f"You see {reply.text[:20]}. Inventory: none."}]
+        [turn[0], user(f"You see {reply.text[:20]}. Inventory: none.")]
         for turn, reply in zip(first_turns, replies, strict=True)
     ]
     with_cache = policy.generate(windowed)
@@ -243,7 +265,11 @@ def test_a_later_turn_encodes_only_the_text_added_since_its_episode_s_last_promp
     first_turns = conversations(2)
     replies = policy.generate(first_turns)
     second_turns = [
-        turn + [{"role": "assistant", "content": reply.text}, {"role": "user", "content": "Ok."}]
+        turn
+        + [
+            assistant(reply.text),
+            user("Ok."),
+        ]
         for turn, reply in zip(first_turns, replies, strict=True)
     ]
     texts = [policy._render(conversation) for conversation in second_turns]

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from agentcli.data.records import ACKNOWLEDGEMENT
+from agentcli.conversation import ACKNOWLEDGEMENT
 from agentcli.errors import UsageError
 from agentcli.train.datasets import DataFormatError, load_chat_records, load_preference_records
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agentcli.data.records import ACKNOWLEDGEMENT, ChatMessage, ChatRecord
+from agentcli.conversation import ACKNOWLEDGEMENT
+from agentcli.data.records import ChatMessage, ChatRecord
 from agentcli.errors import DataFormatError
 from agentcli.models import SMOLLM2_SYSTEM, chatml_template
 from agentcli.train.tokenize import tokenize_conversation, tokenize_records

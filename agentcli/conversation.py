@@ -1,0 +1,259 @@
+"""What the student sees, and reading back what it says: the one rendering of a conversation.
+
+Rollout (and so collect, eval and the in-training eval), build-data and the oracle teacher all
+call these functions, so a model is trained on exactly the conversations it is later shown:
+
+- ``observation_text``: what the agent reads after a reset or a step (the env's wire text plus
+  what its env adds: sciworld's task description first, alfworld's available actions);
+- ``student_messages``: everything the student is shown before acting at a step (the opening,
+  its own earlier turns, the current observation), as its ``StudentView`` says;
+- ``turn_text``: one assistant turn (``Thought: …`` then ``Action: …``);
+- ``parse_reply`` / ``cut_after_action`` / ``invalid_reply_observation``: reading a reply back.
+
+AgentGym's shape: the env's instruction, the assistant's ``ACKNOWLEDGEMENT``, then observation /
+reply turns. ``StudentView`` changes what is kept of it (a history window, no instruction, no
+reasons) or puts the whole history in one user message (``single-prompt``, LEAP's way).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, TypedDict
+
+from pydantic import Field
+
+from agentcli.config import CommandConfig
+from agentcli.data.records import ChatMessage, Episode, Step
+
+# AgentGym's exact text: every one of its env clients opens the conversation with it.
+ACKNOWLEDGEMENT = "OK. I'll follow your instructions and try my best to solve the task."
+FORMAT_HINT = "Answer as 'Thought: <your reasoning>' then 'Action: <one action>'."
+# Opens the observation that answers a reply with no usable action (the env was not stepped).
+INVALID_REPLY = "Invalid reply: "
+
+HistoryFormat = Literal["multi-turn", "single-prompt"]
+
+
+class Message(TypedDict):
+    """A message as chat templates and OpenAI-compatible endpoints take it (``chat_dicts``)."""
+
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+class StudentView(CommandConfig):
+    """How the student is shown its episode: in its rollouts, evals and training data alike."""
+
+    history_steps: int | None = Field(
+        None,
+        ge=0,
+        description="Earlier turns shown at most (default: all): the instruction, the last N"
+        " turns and the observation; for envs whose every observation states the task.",
+    )
+    instruction: bool = Field(
+        True,
+        description="Open with the env's instruction and its acknowledgement (AgentGym's way);"
+        " false: start at the observations, for a student trained from scratch.",
+    )
+    reasons: bool = Field(
+        True,
+        description="Turns hold the reason before the action; false: the action line alone"
+        " (a small student trained from scratch).",
+    )
+    format: HistoryFormat = Field(
+        "multi-turn",
+        description="multi-turn: AgentGym conversations; single-prompt: the history in one"
+        " user message per step (LEAP).",
+    )
+
+
+DEFAULT_VIEW = StudentView()
+
+
+# --- what the agent reads --------------------------------------------------------------------
+
+
+class Observed(Protocol):
+    """What an env answered (``agentcli.envs.base.Transition``), as far as the agent reads it."""
+
+    observation: str
+    available_actions: list[str] | None
+    extra: dict[str, Any]
+
+
+def observation_text(transition: Observed, *, first: bool) -> str:
+    """The wire observation plus what its env adds on the first turn (sciworld's task
+    description) and every turn (alfworld's available actions)."""
+    text = transition.observation
+    description = transition.extra.get("task_description")
+    if first and description:
+        text = f"{description}\n{text}"
+    if transition.available_actions:
+        text = f"{text}\nAVAILABLE ACTIONS: {', '.join(transition.available_actions)}"
+    return text
+
+
+def invalid_reply_observation(error: str) -> str:
+    """The observation answering a reply with no usable action (the env is not stepped)."""
+    return f"{INVALID_REPLY}{error}. {FORMAT_HINT}"
+
+
+def is_invalid_reply(observation: str | None) -> bool:
+    """Whether ``observation`` answered a reply with no usable action."""
+    return (observation or "").startswith(INVALID_REPLY)
+
+
+# --- what the agent is shown -----------------------------------------------------------------
+
+
+def turn_text(reason: str, action: str, view: StudentView = DEFAULT_VIEW) -> str:
+    """The assistant's turn for one step, as agents are prompted to write it (without a
+    reason, or when the view shows none: the action line alone)."""
+    if reason and view.reasons:
+        return f"Thought: {reason}\nAction: {action}"
+    return f"Action: {action}"
+
+
+def opening(instruction: str) -> list[ChatMessage]:
+    """AgentGym's conversation start: the instruction and the acknowledgement."""
+    return [
+        ChatMessage(role="user", content=instruction),
+        ChatMessage(role="assistant", content=ACKNOWLEDGEMENT, loss=False),
+    ]
+
+
+def student_messages(
+    instruction: str, history: Sequence[Step], observation: str, view: StudentView
+) -> list[ChatMessage]:
+    """What the student is shown before acting on ``observation``, after ``history`` (its own
+    earlier steps, shown but not learned: loss false)."""
+    if view.format == "single-prompt":
+        shown = instruction if view.instruction else ""
+        prompt = single_prompt(shown, history, observation, view)
+        return [ChatMessage(role="user", content=prompt)]
+    messages = opening(instruction)
+    for step in history:
+        messages.append(ChatMessage(role="user", content=step.observation))
+        own = turn_text(step.reason, step.action, view)
+        messages.append(ChatMessage(role="assistant", content=own, loss=False))
+    messages.append(ChatMessage(role="user", content=observation))
+    return window(messages, view)
+
+
+def window(conversation: Sequence[ChatMessage], view: StudentView) -> list[ChatMessage]:
+    """What is kept of a conversation that ends in an observation: the opening (unless the
+    view drops the instruction), then the last ``history_steps`` turns (observation and
+    reply) and the current observation; every turn when ``history_steps`` is None.
+
+    A window is only sensible for envs whose every observation states the task
+    (babyai-putnext): it drops the first observation with the rest.
+    """
+    opening_part = list(conversation[:2]) if view.instruction else []
+    turns = list(conversation[2:])
+    if view.history_steps is not None:
+        turns = turns[-(2 * view.history_steps + 1) :]
+    return [*opening_part, *turns]
+
+
+def single_prompt(
+    instruction: str, history: Sequence[Step], observation: str, view: StudentView
+) -> str:
+    """The student's situation at a step as one user message (LEAP's prompting): the
+    instruction (when not empty), the first observation (it states the task), the last
+    ``history_steps`` earlier turns, then the current observation."""
+    steps = view.history_steps
+    shown = history if steps is None else history[len(history) - steps :]
+    lines = [instruction, ""] if instruction else []
+    omitted = len(history) - len(shown)
+    if omitted:
+        lines += [f"Observation: {history[0].observation}", f"(earlier steps not shown: {omitted})"]
+    for step in shown:
+        lines += [f"Observation: {step.observation}", turn_text(step.reason, step.action, view)]
+    lines.append(f"Observation: {observation}")
+    return "\n".join(lines)
+
+
+def episode_conversation(episode: Episode, view: StudentView = DEFAULT_VIEW) -> list[ChatMessage]:
+    """The whole episode as AgentGym's conversation, loss on the agent's steps only.
+
+    user: instruction, assistant: ``ACKNOWLEDGEMENT`` (loss false), then per step user:
+    observation, assistant: ``Thought: … Action: …`` (loss true); then the final observation
+    when there is one. User messages carry loss None, as AgentGym writes them. The view's
+    ``instruction`` and ``reasons`` apply (a whole episode has no history window).
+    """
+    messages = opening(episode.instruction)
+    for step in episode.steps:
+        messages.append(ChatMessage(role="user", content=step.observation))
+        learned = turn_text(step.reason, step.action, view)
+        messages.append(ChatMessage(role="assistant", content=learned, loss=True))
+    if episode.final_observation is not None:
+        messages.append(ChatMessage(role="user", content=episode.final_observation))
+    return messages if view.instruction else messages[2:]
+
+
+def chat_dicts(messages: Sequence[ChatMessage]) -> list[Message]:
+    """Messages as chat templates and OpenAI-compatible endpoints take them."""
+    return [{"role": message.role, "content": message.content} for message in messages]
+
+
+# --- reading a reply back --------------------------------------------------------------------
+
+_ACTION = re.compile(r"^\s*\**\s*action\s*\**\s*:\s*\**\s*(.*)$", re.IGNORECASE | re.MULTILINE)
+_THOUGHT = re.compile(
+    r"thought\s*\**\s*:\s*(.*?)(?=^\s*\**\s*action\s*\**\s*:|\Z)", re.I | re.M | re.S
+)
+_WRAPPING = " \t\"'`*."
+# A turn ends with its action line: "Action: <action>" and a newline (the action may start on
+# the next line; an empty "Action:" line does not end the turn).
+_ACTION_LINE = re.compile(r"Action:\s*\S[^\n]*\n")
+
+
+@dataclass(frozen=True)
+class ParsedReply:
+    thought: str
+    action: str
+    error: str | None = None  # why the text holds no usable action
+
+
+def parse_reply(text: str) -> ParsedReply:
+    """Split ``Thought: ...\\nAction: ...`` text into a reason and one action. Never raises:
+    model output is arbitrary.
+
+    The action is the rest of the line after the last ``Action:`` (or, when that line is
+    empty, the next non-empty line); a reply without ``Action:`` whose text is a single line
+    is taken as the action itself, as AgentGym's clients do.
+    """
+    text = text.replace("</s>", "").strip()
+    thought_match = _THOUGHT.search(text)
+    thought = thought_match.group(1).strip() if thought_match else ""
+    matches = list(_ACTION.finditer(text))
+    if matches:
+        last = matches[-1]
+        candidate = last.group(1).strip() or _first_line(text[last.end() :])
+    elif "\n" not in text:
+        candidate = text
+    else:
+        return ParsedReply(thought, "", "no 'Action:' line in the reply")
+    action = " ".join(candidate.strip(_WRAPPING).split())
+    if not action:
+        return ParsedReply(thought, "", "the 'Action:' line is empty")
+    return ParsedReply(thought, action)
+
+
+def cut_after_action(text: str) -> str:
+    """The turn up to the end of its action line (a token may carry text past the newline)."""
+    match = _ACTION_LINE.search(text)
+    if match:
+        text = text[: match.end()]
+    return text.strip()
+
+
+def holds_action_line(text: str) -> bool:
+    """Whether ``text`` holds a whole action line, so that a turn can stop there."""
+    return _ACTION_LINE.search(text) is not None
+
+
+def _first_line(text: str) -> str:
+    return next((line for line in text.splitlines() if line.strip()), "")

@@ -1,0 +1,160 @@
+"""The one rendering of what the student sees, and reading its replies back."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentcli.conversation import (
+    ACKNOWLEDGEMENT,
+    StudentView,
+    cut_after_action,
+    episode_conversation,
+    holds_action_line,
+    invalid_reply_observation,
+    is_invalid_reply,
+    observation_text,
+    parse_reply,
+    student_messages,
+    turn_text,
+)
+from agentcli.data.records import Episode, Step
+from agentcli.envs.base import Transition
+
+STEPS = [
+    Step(observation="obs 0", reason="r0", action="a0"),
+    Step(observation="obs 1", reason="r1", action="a1"),
+    Step(observation="obs 2", reason="", action="a2", done=True),
+]
+
+
+def _shape(messages) -> list[tuple[str, str, bool | None]]:
+    return [(m.role, m.content, m.loss) for m in messages]
+
+
+def test_an_episode_has_agentgym_shape():
+    episode = Episode(
+        item_id="textcraft_3",
+        env="textcraft",
+        instruction="Craft things.",
+        steps=STEPS[:2],
+        final_observation="Crafted 1 minecraft:stick",
+    )
+    assert _shape(episode_conversation(episode)) == [
+        ("user", "Craft things.", None),
+        ("assistant", ACKNOWLEDGEMENT, False),
+        ("user", "obs 0", None),
+        ("assistant", "Thought: r0\nAction: a0", True),
+        ("user", "obs 1", None),
+        ("assistant", "Thought: r1\nAction: a1", True),
+        ("user", "Crafted 1 minecraft:stick", None),
+    ]
+    assert ACKNOWLEDGEMENT == "OK. I'll follow your instructions and try my best to solve the task."
+    bare = episode_conversation(episode, StudentView(instruction=False, reasons=False))
+    assert _shape(bare)[:2] == [("user", "obs 0", None), ("assistant", "Action: a0", True)]
+
+
+def test_the_student_is_shown_its_own_turns_unlearned_then_the_observation():
+    shown = student_messages("Craft things.", STEPS[:2], "obs 2", StudentView())
+    assert _shape(shown) == [
+        ("user", "Craft things.", None),
+        ("assistant", ACKNOWLEDGEMENT, False),
+        ("user", "obs 0", None),
+        ("assistant", "Thought: r0\nAction: a0", False),
+        ("user", "obs 1", None),
+        ("assistant", "Thought: r1\nAction: a1", False),
+        ("user", "obs 2", None),
+    ]
+
+
+@pytest.mark.parametrize("instruction", [True, False])
+def test_a_history_window_keeps_the_opening_and_the_last_turns(instruction):
+    view = StudentView(history_steps=1, instruction=instruction, reasons=False)
+    shown = student_messages("Craft things.", STEPS[:2], "obs 2", view)
+    opening = [("user", "Craft things.", None), ("assistant", ACKNOWLEDGEMENT, False)]
+    assert _shape(shown) == [
+        *(opening if instruction else []),
+        ("user", "obs 1", None),
+        ("assistant", "Action: a1", False),
+        ("user", "obs 2", None),
+    ]
+    none_shown = student_messages("Craft things.", STEPS[:2], "obs 2", view.model_copy(
+        update={"history_steps": 0}
+    ))  # fmt: skip
+    assert (
+        _shape(none_shown)[-1] == ("user", "obs 2", None) and len(none_shown) == 1 + 2 * instruction
+    )
+
+
+def test_single_prompt_puts_the_history_in_one_user_message():
+    view = StudentView(format="single-prompt", history_steps=1)
+    [message] = student_messages("Craft things.", STEPS[:2], "obs 2", view)
+    assert message.role == "user"
+    assert message.content.splitlines() == [
+        "Craft things.",
+        "",
+        "Observation: obs 0",  # the first observation states the task
+        "(earlier steps not shown: 1)",
+        "Observation: obs 1",
+        "Thought: r1",
+        "Action: a1",
+        "Observation: obs 2",
+    ]
+
+
+def test_a_turn_without_a_reason_is_its_action_line():
+    assert turn_text("why", "go") == "Thought: why\nAction: go"
+    assert turn_text("", "go") == "Action: go"
+    assert turn_text("why", "go", StudentView(reasons=False)) == "Action: go"
+
+
+def test_the_agent_reads_what_its_env_adds_to_the_wire_observation():
+    transition = Transition(
+        observation="You are in the kitchen.",
+        available_actions=["look", "go north"],
+        extra={"task_description": "Boil water."},
+    )
+    assert observation_text(transition, first=True) == (
+        "Boil water.\nYou are in the kitchen.\nAVAILABLE ACTIONS: look, go north"
+    )
+    assert observation_text(transition, first=False) == (
+        "You are in the kitchen.\nAVAILABLE ACTIONS: look, go north"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "thought", "action"),
+    [
+        ("Thought: I need planks.\nAction: get 1 oak log", "I need planks.", "get 1 oak log"),
+        ("Thought: hm\n**Action:** `craft 4 oak planks using 1 oak log`.", "hm",
+         "craft 4 oak planks using 1 oak log"),
+        ("Thought: a\nAction:\n  inventory\n", "a", "inventory"),
+        ("Action: look</s>", "", "look"),
+        ("go north", "", "go north"),  # a single line is the action, as AgentGym reads it
+        ("Action: a\nAction: b", "", "b"),  # the last action line counts
+    ],
+)  # fmt: skip
+def test_a_reply_splits_into_its_reason_and_one_action(text, thought, action):
+    parsed = parse_reply(text)
+    assert (parsed.thought, parsed.action, parsed.error) == (thought, action, None)
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [("I am not sure.\nLet me think.", "no 'Action:' line"), ("Thought: x\nAction: ", "empty")],
+)
+def test_a_reply_without_a_usable_action_says_why(text, error):
+    parsed = parse_reply(text)
+    assert parsed.action == "" and error in parsed.error
+    observation = invalid_reply_observation(parsed.error)
+    assert is_invalid_reply(observation) and "Action: <one action>" in observation
+    assert not is_invalid_reply("You see a key.") and not is_invalid_reply(None)
+
+
+def test_a_turn_ends_with_its_action_line():
+    assert holds_action_line("Thought: x\nAction: look\n")
+    assert not holds_action_line("Thought: x\nAction: look")  # the line may go on
+    assert not holds_action_line("Thought: x\nAction:\n")  # an empty line does not end it
+    assert (
+        cut_after_action("Thought: x\nAction: look\nObservation: more")
+        == "Thought: x\nAction: look"
+    )
