@@ -290,6 +290,8 @@ def _describe(model: type[BaseModel], error: ValidationError, sources: dict[KeyP
         line = f"{field}: required but not given — set it in --config FILE or pass {field}=VALUE"
     elif not at:  # a check across fields (a model validator)
         line = f"config: {problem} — change the fields it names"
+    elif first["type"] == "value_error" and isinstance(first["input"], Mapping):
+        line = f"{field}: {problem}"  # a section's own check, which says what to give
     else:
         shown = _show_value(model, at, first["input"])
         if source and not source.startswith("override"):

@@ -11,7 +11,6 @@ the items already finished (items that ended in an error are tried again).
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -19,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from agentcli.config import CommandConfig, dump_config
 from agentcli.conversation import (
@@ -30,12 +29,13 @@ from agentcli.conversation import (
     student_messages,
 )
 from agentcli.data.jsonl import append_records, read_records
-from agentcli.data.records import EndReason, Episode, Step, item_id, parse_item_id
+from agentcli.data.records import EndReason, Episode, Step, item_id
 from agentcli.envs.base import EnvSpec, Transition
 from agentcli.envs.client import EnvClient, RemoteSession
 from agentcli.envs.launcher import env_servers
 from agentcli.envs.registry import get_spec
-from agentcli.errors import AgentGymError, FatalRunError, UsageError
+from agentcli.errors import AgentGymError, FatalRunError
+from agentcli.items import HeldOutItems, ItemSelection, items_from_file
 from agentcli.policy import PolicyConfig, build_policy
 from agentcli.policy.base import Policy
 
@@ -231,29 +231,27 @@ async def run_rollout(
     return stats
 
 
-class RolloutConfig(CommandConfig):
-    """``agentgym rollout`` (and ``collect`` and ``eval``, which are rollouts too)."""
+class EpisodeSettings(CommandConfig):
+    """How a rollout's episodes run, whoever plays them."""
+
+    concurrency: int = Field(8, ge=1, description="Episodes in flight at once.")
+    max_rounds: int | None = Field(None, ge=1, description="Turns per episode; default: the env's.")
+
+
+class RolloutConfig(ItemSelection, EpisodeSettings):
+    """``agentgym rollout`` (and ``collect``, which are rollouts too): items, how episodes
+    run, then the target: the env, its servers, who plays, how it is shown, where it goes."""
 
     env: str = Field(description="Environment (see `agentgym env list`).")
-    split: str = Field("test", description="Which split's items to run.")
-    limit: int | None = Field(None, ge=1, description="Run only the first N items.")
-    skip: int = Field(
-        0, ge=0, description="Skip the split's first N items (e.g. the ones the demos played)."
-    )
-    data: Path | None = Field(
-        None, description="An AgentGym JSON file (e.g. an eval set): run its item ids instead."
-    )
     env_server: list[str] = Field(
         default_factory=list,
         description="Env server URLs (round-robin); none: start a built-in server.",
     )
-    concurrency: int = Field(8, ge=1, description="Episodes in flight at once.")
-    max_rounds: int | None = Field(None, ge=1, description="Turns per episode; default: the env's.")
+    policy: PolicyConfig = Field(default_factory=dict, description="Who plays.")
     view: StudentView = Field(
         default_factory=StudentView, description="How the policy is shown its episode."
     )
     out: Path = Field(description="A .jsonl file, or a directory that gets episodes.jsonl.")
-    policy: PolicyConfig = Field(default_factory=lambda: PolicyConfig(kind="oracle"))
 
     @property
     def episodes_path(self) -> Path:
@@ -269,36 +267,24 @@ class RolloutConfig(CommandConfig):
         )
 
 
-def _items_from_file(path: Path, env: str) -> list[int]:
-    try:
-        entries = json.loads(path.read_text())
-        ids = [entry["item_id"] for entry in entries]
-    except (ValueError, TypeError, KeyError) as exc:
-        raise UsageError(
-            f"{path}: expected AgentGym JSON, a list of objects with an item_id ({exc})"
-        ) from None
-    indices = []
-    for text in ids:
-        named_env, index = parse_item_id(text)
-        if named_env != env:
-            raise UsageError(f"{path} holds {text!r}, not a {env} item; pass --env {named_env}")
-        indices.append(index)
-    return list(dict.fromkeys(indices))
+class EvalConfig(HeldOutItems, RolloutConfig):
+    """``agentgym eval``: a rollout on held-out items, summarised; ``out`` defaults to
+    ``runs/eval/<env>``."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_out(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("out") is None and isinstance(data.get("env"), str):
+            return {**data, "out": Path("runs") / "eval" / data["env"]}
+        return data
 
 
 async def _select_items(config: RolloutConfig, url: str) -> list[int]:
     if config.data is not None:
-        items = _items_from_file(config.data, config.env)
-    else:
-        async with EnvClient(url, config.env) as client:
-            splits = await client.splits()
-            if config.split not in splits:
-                raise UsageError(
-                    f"{config.env} has no split {config.split!r}; it has {', '.join(splits)}"
-                )
-            items = await client.split_indices(config.split)
-    items = items[config.skip :]
-    return items[: config.limit] if config.limit else items
+        return config.window(items_from_file(config.data, config.env))
+    async with EnvClient(url, config.env) as client:
+        config.require_split(config.env, await client.splits())
+        return config.window(await client.split_indices(config.split))
 
 
 def execute(
@@ -319,7 +305,7 @@ def execute(
                     policy,
                     items,
                     config.episodes_path,
-                    split="custom" if config.data else config.split,
+                    split=config.split_name,
                     concurrency=config.concurrency,
                     max_rounds=config.max_rounds,
                     view=config.view,

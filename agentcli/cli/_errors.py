@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import errno
 
+import typer
+from typer.exceptions import TyperException
+
 from agentcli.errors import AgentGymError
 
 EXIT_RUNTIME = 1
@@ -15,7 +18,10 @@ def describe(exc: BaseException) -> tuple[str, int] | None:
     """A known failure as (message, exit code); None for a bug, which keeps its traceback."""
     if isinstance(exc, AgentGymError):
         return str(exc), exc.exit_code
-    if isinstance(exc, KeyboardInterrupt):
+    if isinstance(exc, TyperException):  # a bad option value, a missing option or command
+        message = exc.format_message().replace("Value error, ", "")
+        return (f"{message} (see --help)" if message else ""), exc.exit_code
+    if isinstance(exc, KeyboardInterrupt | typer.Abort):
         return "interrupted", EXIT_INTERRUPTED
     if isinstance(exc, FileNotFoundError):
         return f"no such file or directory: {exc.filename}; check the path", EXIT_USAGE

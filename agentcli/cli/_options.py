@@ -1,9 +1,19 @@
-"""Option types shared by every command, declared once."""
+"""Options shared by the commands, declared once: their types, the groups commands are
+composed of, and ``command``, which builds a command from groups.
+
+A command is: options → its pydantic config (``agentcli.config.resolve_config``, with
+``--config FILE`` and ``key=value`` overrides) → one call into core code. Each ``Option``
+names the config key it sets, so a group (the items a stage runs, the student policy, the
+teacher) means the same keys in every command that has it.
+"""
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, Literal
 
 import typer
 
@@ -39,9 +49,13 @@ PrintConfig = Annotated[
     bool, typer.Option("--print-config", help="Print the resolved config as YAML and exit.")
 ]
 Split = Annotated[
-    str | None, typer.Option(help="Split to run (default: per command)", show_default=False)
+    str | None,
+    typer.Option(help="Split to run (default: train; eval: test)", show_default=False),
 ]
 Limit = Annotated[int | None, typer.Option(help="Run only the first N items.", show_default=False)]
+Skip = Annotated[
+    int | None, typer.Option(help="Skip the split's first N items.", show_default=False)
+]
 Data = Annotated[
     Path | None,
     typer.Option(
@@ -69,9 +83,11 @@ Model = Annotated[
     Path | None, typer.Option(help="Local model directory (HF format).", show_default=False)
 ]
 PolicyKind = Annotated[
-    str | None,
+    Literal["local", "openai", "oracle"] | None,
     typer.Option(
-        "--policy", help="local | openai | oracle (default: local with --model)", show_default=False
+        "--policy",
+        help="Who acts (default: openai with --base-url, else local with --model)",
+        show_default=False,
     ),
 ]
 BaseUrl = Annotated[
@@ -87,15 +103,11 @@ Seed = Annotated[int | None, typer.Option(help="Sampling seed (default: 0)", sho
 Temperature = Annotated[
     float | None, typer.Option(help="0 = greedy (default: 0)", show_default=False)
 ]
-OutDir = Annotated[
-    Path,
-    typer.Option("--out", "-o", help="Directory to write the model to.", file_okay=False),
-]
 TeacherKind = Annotated[
-    str | None,
+    Literal["openai", "oracle"] | None,
     typer.Option(
         "--teacher",
-        help="openai | oracle (default: openai with --base-url, else oracle)",
+        help="Who teaches (default: openai with --base-url, else oracle)",
         show_default=False,
     ),
 ]
@@ -144,3 +156,108 @@ Threshold = Annotated[
 MaxEpisodes = Annotated[
     int | None, typer.Option(help="Correct at most N episodes.", show_default=False)
 ]
+
+
+OutDir = Annotated[
+    Path,
+    typer.Option("--out", "-o", help="Directory to write the model to.", file_okay=False),
+]
+
+
+# --- groups ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Option:
+    """A command-line option: its type (an ``Annotated`` typer option or argument), the config
+    key it sets (default: its own name) and its default (``REQUIRED``: none)."""
+
+    annotation: Any
+    key: str | None = None
+    default: Any = None
+
+
+REQUIRED = inspect.Parameter.empty
+Group = Mapping[str, Option]
+
+ENV: Group = {"env": Option(Env, default=REQUIRED)}
+OUT: Group = {"out": Option(Out)}
+ITEMS: Group = {
+    "split": Option(Split),
+    "limit": Option(Limit),
+    "skip": Option(Skip),
+    "data": Option(Data),
+}
+EPISODES: Group = {
+    "env_server": Option(EnvServer),
+    "concurrency": Option(Concurrency),
+    "max_rounds": Option(MaxRounds),
+}
+STUDENT: Group = {
+    "model": Option(Model, "policy.model"),
+    "policy": Option(PolicyKind, "policy.kind"),
+    "base_url": Option(BaseUrl, "policy.base_url"),
+    "model_name": Option(ModelName, "policy.model_name"),
+    "seed": Option(Seed, "policy.seed"),
+    "temperature": Option(Temperature, "policy.temperature"),
+}
+TEACHER: Group = {
+    "teacher": Option(TeacherKind, "teacher.kind"),
+    "base_url": Option(BaseUrl, "teacher.base_url"),
+    "model_name": Option(ModelName, "teacher.model_name"),
+    "concurrency": Option(TeacherConcurrency, "teacher.concurrency"),
+    "max_cost": Option(MaxCost, "teacher.max_cost"),
+    "dry_run": Option(DryRun, "teacher.dry_run", default=False),
+}
+CONFIG: Group = {
+    "config": Option(ConfigFile),
+    "print_config": Option(PrintConfig, default=False),
+    "overrides": Option(Overrides),
+}
+
+
+def command(
+    doc: str,
+    *groups: Group,
+    config: Callable[[], type],
+    run: Callable[[Any], None],
+    fixed: Mapping[str, Any] | None = None,
+) -> Callable[..., None]:
+    """A typer command taking the options of ``groups`` (then ``--config``, ``--print-config``
+    and overrides): it resolves ``config()`` (the command's config model, imported only when
+    the command runs) from them and the ``fixed`` keys, then prints it or calls ``run``.
+
+    A flag left off (False) sets nothing, so it does not override the config file's value.
+    """
+    options = {name: option for group in (*groups, CONFIG) for name, option in group.items()}
+
+    def invoke(**given: Any) -> None:
+        from agentcli.cli._output import show_config
+        from agentcli.config import resolve_config
+
+        overrides = given.pop("overrides") or ()
+        config_file, print_config = given.pop("config"), given.pop("print_config")
+        cli = {
+            options[name].key or name: None if value is False and options[name].default is False
+            else value
+            for name, value in given.items()
+        }  # fmt: skip
+        resolved = resolve_config(
+            config(), config_file=config_file, cli={**cli, **(fixed or {})}, overrides=overrides
+        )
+        if print_config:
+            show_config(resolved)
+        else:
+            run(resolved)
+
+    invoke.__doc__ = doc
+    invoke.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [
+            inspect.Parameter(
+                name, inspect.Parameter.KEYWORD_ONLY, default=option.default,
+                annotation=option.annotation,
+            )
+            for name, option in options.items()
+        ]
+    )  # fmt: skip
+    return invoke

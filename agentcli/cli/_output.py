@@ -1,4 +1,5 @@
-"""Where output goes: results on stdout, logs, progress and errors on stderr."""
+"""Where output goes: results on stdout (``result``, ``show_config``, tables), logs, progress
+(``progress``) and errors on stderr."""
 
 from __future__ import annotations
 
@@ -6,6 +7,14 @@ import logging
 from typing import Any
 
 from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 stdout = Console()
 if not stdout.is_terminal:  # piped or captured results fit no screen: never cut a table's cells
@@ -28,3 +37,22 @@ def show_config(config: Any) -> None:
     from agentcli.config import config_as_yaml
 
     stdout.print(config_as_yaml(config), end="", markup=False)
+
+
+def result(line: str) -> None:
+    """One result line on stdout, as written: no markup, no highlighting, never cut."""
+    stdout.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+def progress(*fields: str) -> Progress:
+    """Bars on stderr (terminals only): what, how far, ``fields`` (rich column templates over
+    ``task.fields``), time so far and the time left."""
+    columns = (
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        *(TextColumn(field) for field in fields),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    )
+    return Progress(*columns, console=stderr, disable=not stderr.is_terminal)

@@ -1,35 +1,21 @@
-"""What collect, rollout and eval share: building the rollout config and showing progress."""
+"""What collect, rollout and eval share: their config, the progress bar, the summary line."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-from agentcli.cli._output import stderr, stdout
-
-POLICY_OPTIONS = ("model", "base_url", "model_name", "seed", "temperature")
+from agentcli.cli._output import progress, result
 
 
-def rollout_config(
-    config_file: Path | None, overrides: list[str] | None, *, policy: str | None, **options: Any
-) -> Any:
-    """The RolloutConfig from a command's options; policy options go under ``policy.``.
-
-    Without --policy, --base-url means an endpoint and --model a local model.
-    """
-    from agentcli.config import resolve_config
+def rollout_config() -> type:
     from agentcli.rollout import RolloutConfig
 
-    cli = {key: value for key, value in options.items() if key not in POLICY_OPTIONS}
-    cli |= {f"policy.{key}": options.get(key) for key in POLICY_OPTIONS}
-    cli["policy.kind"] = policy or (
-        "openai" if options.get("base_url") else "local" if options.get("model") else None
-    )
-    return resolve_config(
-        RolloutConfig, config_file=config_file, cli=cli, overrides=overrides or ()
-    )
+    return RolloutConfig
+
+
+def roll_out(config: Any) -> None:
+    """Run the rollout with a progress bar, then its summary line."""
+    print_rollout_summary(config, run_with_progress(config))
 
 
 def run_with_progress(config: Any, run: Any = None) -> Any:
@@ -37,19 +23,12 @@ def run_with_progress(config: Any, run: Any = None) -> Any:
     success so far, episodes/s."""
     from agentcli.rollout import execute
 
-    columns = (
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("success {task.fields[success]:.0%}"),
-        TextColumn("{task.fields[rate]:.2f} ep/s"),
-        TimeElapsedColumn(),
-    )
-    with Progress(*columns, console=stderr, disable=not stderr.is_terminal) as progress:
-        task = progress.add_task(config.env, total=None, success=0.0, rate=0.0)
+    fields = ("success {task.fields[success]:.0%}", "{task.fields[rate]:.2f} ep/s")
+    with progress(*fields) as bars:
+        task = bars.add_task(config.env, total=None, success=0.0, rate=0.0)
 
         def on_episode(episode: Any, stats: Any) -> None:
-            progress.update(
+            bars.update(
                 task,
                 total=stats.total - stats.skipped,
                 completed=stats.finished,
@@ -62,7 +41,7 @@ def run_with_progress(config: Any, run: Any = None) -> Any:
 
 def print_rollout_summary(config: Any, stats: Any) -> None:
     skipped = f", {stats.skipped} already done" if stats.skipped else ""
-    stdout.print(
+    result(
         f"{config.env}: {stats.finished} episodes{skipped}, success {stats.success_rate:.1%}, "
         f"{stats.errors} errors → {config.episodes_path}"
     )

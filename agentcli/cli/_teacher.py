@@ -1,55 +1,40 @@
-"""What annotate, extract-state and correct share: the config, the progress bar, the summary."""
+"""What annotate, extract-state and correct share: the command, the progress bar, the summary."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-from agentcli.cli._output import stdout
-
-TEACHER_OPTIONS = ("base_url", "model_name", "concurrency", "max_cost", "dry_run")
+from agentcli.cli import _options
+from agentcli.cli._output import progress, result
 
 
-def stage_config(
-    model: type,
-    config_file: Path | None,
-    overrides: list[str] | None,
-    *,
-    teacher: str | None,
-    **options: Any,
-) -> Any:
-    """The stage's config from a command's options; teacher options go under ``teacher.``.
+def stage_command(doc: str, stage: str, *groups: _options.Group) -> Callable[..., None]:
+    """The command of teacher stage ``stage`` (``annotate``, ``extract_state``, ``correct``):
+    its config is ``agentcli.teacher.stages``' ``<Stage>Config``; it runs with a progress bar
+    and ends with the stage's summary line."""
 
-    Without --teacher, --base-url means an LLM at that endpoint.
-    """
-    from agentcli.config import resolve_config
+    def config() -> type:
+        from agentcli.teacher import stages
 
-    cli = {key: value for key, value in options.items() if key not in TEACHER_OPTIONS}
-    cli |= {f"teacher.{key}": options.get(key) for key in TEACHER_OPTIONS}
-    cli["teacher.dry_run"] = options.get("dry_run") or None  # an unset flag keeps the config's
-    cli["teacher.kind"] = teacher or ("openai" if options.get("base_url") else None)
-    return resolve_config(model, config_file=config_file, cli=cli, overrides=overrides or ())
+        return getattr(stages, stage.title().replace("_", "") + "Config")
+
+    def run(resolved: Any) -> None:
+        from agentcli.teacher import stages
+
+        print_stage_summary(run_with_progress(getattr(stages, stage), resolved))
+
+    return _options.command(doc, _options.ENV, *groups, _options.TEACHER, _options.OUT,
+                            config=config, run=run)  # fmt: skip
 
 
 def run_with_progress(stage: Any, config: Any) -> Any:
     """Run ``stage`` (a function of agentcli.teacher.stages) with a progress bar on stderr."""
-    from agentcli.cli._output import stderr
-
-    columns = (
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[failed]} failed"),
-        TextColumn("{task.fields[rate]:.2f}/s"),
-        TimeElapsedColumn(),
-    )
-    with Progress(*columns, console=stderr, disable=not stderr.is_terminal) as progress:
-        task = progress.add_task(stage.__name__, total=None, failed=0, rate=0.0)
+    with progress("{task.fields[failed]} failed", "{task.fields[rate]:.2f}/s") as bars:
+        task = bars.add_task(stage.__name__, total=None, failed=0, rate=0.0)
 
         def on_item(stats: Any) -> None:
-            progress.update(
+            bars.update(
                 task,
                 total=stats.total - stats.skipped,
                 completed=stats.done + stats.failed + stats.estimated,
@@ -79,14 +64,4 @@ def print_stage_summary(stats: Any) -> None:
         failed = f", {stats.failed} failed (see {stats.failures})" if stats.failed else ""
         spent = f", ${stats.spent:.4f} spent in all" if stats.calls is not None else ""
         line = f"{stats.stage}: {stats.done} done{skipped}{failed}{calls}{spent} → {stats.output}"
-    stdout.print(line, markup=False, highlight=False, soft_wrap=True)
-
-
-def run_stage(stage: Any, config: Any, *, print_config: bool) -> None:
-    """``--print-config`` shows the config; otherwise run ``stage`` and print its summary."""
-    if print_config:
-        from agentcli.cli._output import show_config
-
-        show_config(config)
-        return
-    print_stage_summary(run_with_progress(stage, config))
+    result(line)

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 import typer
 
-from agentcli.cli._output import stdout
+from agentcli.cli._output import result
 
 app = typer.Typer()
 
@@ -50,9 +50,5 @@ def convert(
     """
     from agentcli.data.convert import convert as run_conversion
 
-    result = run_conversion(source, target, to, env=env)
-    stdout.print(
-        f"{result.count} episodes: {source} ({result.source_format}) → {target} ({to})",
-        markup=False,
-        highlight=False,
-    )
+    converted = run_conversion(source, target, to, env=env)
+    result(f"{converted.count} episodes: {source} ({converted.source_format}) → {target} ({to})")

@@ -7,10 +7,9 @@ from contextlib import contextmanager
 from typing import Annotated, Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from agentcli.cli import _options
-from agentcli.cli._output import show_config, stderr, stdout
+from agentcli.cli._output import progress, result, show_config, stdout
 
 
 def iterate(
@@ -60,19 +59,13 @@ def iterate(
                 force=force,
                 progress=progress,
             )
-        stdout.print(iteration_line(resolved, outcomes), markup=False, highlight=False)
+        result(iteration_line(resolved, outcomes))
 
 
 @contextmanager
 def _stage_progress() -> Iterator[Any]:
     """A bar per stage on stderr (terminals only); yields the callback stages report to."""
-    columns = (
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-    )
-    with Progress(*columns, console=stderr, disable=not stderr.is_terminal) as bars:
+    with progress() as bars:
         tasks: dict[str, Any] = {}
 
         def update(stage: str, done: int, total: int | None) -> None:

@@ -38,12 +38,12 @@ app.add_typer(env.app, name="env")
 app.add_typer(model.app, name="model")
 app.add_typer(data.app, name="data")
 app.add_typer(train.app, name="train")
-app.command()(collect.collect)
-app.command()(rollout.rollout)
+app.command("collect")(collect.collect)
+app.command("rollout")(rollout.rollout)
 app.command("eval")(evaluate.evaluate)
-app.command()(annotate.annotate)
+app.command("annotate")(annotate.annotate)
 app.command("extract-state")(extract_state.extract_state)
-app.command()(correct.correct)
+app.command("correct")(correct.correct)
 app.command("build-data")(build_data.build_data)
 app.command()(iterate.iterate)
 app.command()(report.report)
@@ -81,14 +81,17 @@ def _debugging() -> bool:
 
 def main() -> None:
     try:
-        app(prog_name="agentgym")
+        # Not standalone: usage errors come back here, to be one line like every other error.
+        exit_code = app(prog_name="agentgym", standalone_mode=False)
     except Exception as exc:
         known = _errors.describe(exc)
         if known is None or _debugging():
             raise
         message, code = known
-        stderr.print(f"[red]error:[/] {message}", markup=True, highlight=False, soft_wrap=True)
+        if message:  # a bare `agentgym` prints its help, which says it all
+            stderr.print(f"[red]error:[/] {message}", markup=True, highlight=False, soft_wrap=True)
         sys.exit(code)
+    sys.exit(exit_code if isinstance(exit_code, int) else 0)
 
 
 if __name__ == "__main__":

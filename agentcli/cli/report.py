@@ -9,7 +9,7 @@ import typer
 from rich import box
 from rich.table import Table
 
-from agentcli.cli._output import stdout
+from agentcli.cli._output import result, stdout
 
 
 def report(
@@ -40,12 +40,11 @@ def report(
     stdout.print(table)
     for c in paired_comparisons(run, rows):
         baseline = c.baseline if c.baseline == "control" else f"iteration {c.baseline}"
-        stdout.print(
+        result(
             f"{c.env}: iteration {c.model} − {baseline}: {100 * c.difference:+.1f}"
-            f" ± {100 * c.standard_error:.1f} points (paired over {c.items} items)",
-            markup=False, highlight=False,
-        )  # fmt: skip
-    stdout.print(f"plot → {run / PLOT_NAME}", markup=False, highlight=False)
+            f" ± {100 * c.standard_error:.1f} points (paired over {c.items} items)"
+        )
+    result(f"plot → {run / PLOT_NAME}")
 
 
 def _count(value: int | None) -> str:

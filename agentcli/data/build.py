@@ -54,12 +54,9 @@ RecordT = TypeVar("RecordT", Episode, Correction)
 FILE_NAMES: dict[str, str] = {"bc": "bc.json", "sft": "sft.jsonl", "dpo": "dpo.jsonl"}
 
 
-class BuildDataConfig(CommandConfig):
-    """``agentgym build-data``: one method's training set for one iteration of a run."""
+class DataSettings(CommandConfig):
+    """How examples are chosen, mixed and split (``iterate``'s ``data`` section)."""
 
-    method: Method = Field(description="bc: AgentGym JSON; sft: chat JSONL; dpo: preference pairs.")
-    iter: int = Field(ge=0, description="0: demos only; k: demos + corrections of 0..k-1.")
-    run: Path = Field(description="The run directory (demos.jsonl, iter*/...).")
     mix: Mix = Field(
         "balanced",
         description="Corrections of earlier iterations: balanced (as many from each), all, "
@@ -74,12 +71,20 @@ class BuildDataConfig(CommandConfig):
         description="Learn at most the first N steps of each corrected episode: a failed episode"
         " runs to the round limit, and its late steps, taken once lost, would flood the data.",
     )
+    holdout: float = Field(0.05, ge=0, lt=1, description="Share of items held out as test.")
+    seed: int = Field(0, description="Seeds the train/test split and the balanced sampling.")
+
+
+class BuildDataConfig(DataSettings):
+    """``agentgym build-data``: one method's training set for one iteration of a run."""
+
+    method: Method = Field(description="bc: AgentGym JSON; sft: chat JSONL; dpo: preference pairs.")
+    iter: int = Field(ge=0, description="0: demos only; k: demos + corrections of 0..k-1.")
+    run: Path = Field(description="The run directory (demos.jsonl, iter*/...).")
     view: StudentView = Field(
         default_factory=StudentView,
         description="How the student is shown its episodes: as its rollouts and evals show them.",
     )
-    holdout: float = Field(0.05, ge=0, lt=1, description="Share of items held out as test.")
-    seed: int = Field(0, description="Seeds the train/test split and the balanced sampling.")
     control: bool = Field(
         False,
         description="Iteration 1's matched control: iteration 0's corrected states swapped for "

@@ -1,6 +1,7 @@
-"""``iterate``'s config: one section per stage, holding the settings of the command that runs
-it (the same names, types, defaults and help) less what ``iterate`` fills in itself
-(environment, paths, models); ``iterations`` overrides sections for one iteration."""
+"""``iterate``'s config: one section per stage, of the settings type the stage's command is
+composed of (the same names, types, defaults and help), without what ``iterate`` fills in
+itself (environment, paths, models, the student's view); ``iterations`` overrides sections
+for one iteration."""
 
 from __future__ import annotations
 
@@ -13,14 +14,15 @@ from pydantic import BaseModel, Field, create_model, model_validator
 
 from agentcli.config import CommandConfig
 from agentcli.conversation import StudentView
-from agentcli.data.build import BuildDataConfig
+from agentcli.data.build import DataSettings
 from agentcli.envs.registry import get_spec
 from agentcli.errors import UsageError
-from agentcli.policy import PolicyConfig
-from agentcli.rollout import RolloutConfig
+from agentcli.items import HeldOutItems, ItemSelection
+from agentcli.policy import PolicySettings
+from agentcli.rollout import EpisodeSettings
 from agentcli.run_layout import RunLayout
 from agentcli.teacher import TeacherConfig
-from agentcli.teacher.stages import CorrectConfig
+from agentcli.teacher.stages import EpisodeSelection
 from agentcli.train.config import TrainConfig
 
 
@@ -44,64 +46,22 @@ def _settings(
     return create_model(name, __base__=CommandConfig, __doc__=doc, __module__=__name__, **fields)
 
 
-_ROLLOUT_FILLED = {"env", "data", "env_server", "out", "policy", "view"}
-
-TeacherSettings = _settings(
-    TeacherConfig,
-    "TeacherSettings",
-    filled=set(),
-    defaults={"kind": "oracle"},  # a section naming no teacher means the built-in one
-    doc="Who teaches: the env's oracle, or an LLM at an OpenAI-compatible endpoint (openai).",
-)
-PolicySettings = _settings(
-    PolicyConfig,
-    "PolicySettings",
-    filled={"model"},
-    doc="How the student acts: its iteration's model (local), or a server of it (openai).",
-)
-CollectSettings = _settings(
-    RolloutConfig,
-    "CollectSettings",
-    filled=_ROLLOUT_FILLED,
-    defaults={"split": "train"},
-    doc="`agentgym collect`: the expert's demos.",
-)
+class CollectSettings(ItemSelection, EpisodeSettings):
+    """`agentgym collect`: the expert's demos."""
 
 
-_RolloutFields = _settings(
-    RolloutConfig, "_RolloutFields", filled=_ROLLOUT_FILLED, defaults={"split": "train"}, doc=""
-)
-_EvalFields = _settings(RolloutConfig, "_EvalFields", filled=_ROLLOUT_FILLED, doc="")
-
-
-class RolloutSettings(_RolloutFields):
+class RolloutSettings(ItemSelection, EpisodeSettings):
     """`agentgym rollout`: the previous iteration's model on training items."""
 
     policy: PolicySettings = Field(
-        default_factory=lambda: PolicySettings(), description="The student's generation."
+        default_factory=PolicySettings, description="The student's generation."
     )
 
 
-class EvalSettings(_EvalFields):
+class EvalSettings(HeldOutItems, RolloutSettings):
     """`agentgym eval`: each iteration's model on held-out items."""
 
-    policy: PolicySettings = Field(
-        default_factory=lambda: PolicySettings(), description="The student's generation."
-    )
 
-
-CorrectSettings = _settings(
-    CorrectConfig,
-    "CorrectSettings",
-    filled={"env", "out", "teacher", "rollout", "state"},
-    doc="`agentgym correct`: which student episodes the teacher corrects.",
-)
-DataSettings = _settings(
-    BuildDataConfig,
-    "DataSettings",
-    filled={"method", "iter", "run", "out", "control", "view"},
-    doc="`agentgym build-data`: how examples are rendered, mixed and split.",
-)
 TrainSettings = _settings(
     TrainConfig,
     "TrainSettings",
@@ -141,8 +101,8 @@ class IterateConfig(CommandConfig):
         description="How the student is shown its episodes, in its rollouts, evals and"
         " training data alike.",
     )
-    teacher: TeacherSettings = Field(
-        default_factory=lambda: TeacherSettings(), description="Who annotates and corrects."
+    teacher: TeacherConfig = Field(
+        default_factory=TeacherConfig, description="Who annotates and corrects."
     )
     annotate: bool = Field(
         True, description="The teacher writes the reason behind each demo action (iteration 0)."
@@ -162,17 +122,15 @@ class IterateConfig(CommandConfig):
         description="Env name → server URLs; an env not named here gets a built-in server.",
     )
     collect: CollectSettings = Field(
-        default_factory=lambda: CollectSettings(), description="Settings of collect."
+        default_factory=CollectSettings, description="Settings of collect."
     )
     rollout: RolloutSettings = Field(
         default_factory=RolloutSettings, description="Settings of rollout."
     )
-    correct: CorrectSettings = Field(
-        default_factory=lambda: CorrectSettings(), description="Settings of correct."
+    correct: EpisodeSelection = Field(
+        default_factory=EpisodeSelection, description="Settings of correct."
     )
-    data: DataSettings = Field(
-        default_factory=lambda: DataSettings(), description="Settings of build-data."
-    )
+    data: DataSettings = Field(default_factory=DataSettings, description="Settings of build-data.")
     train: TrainSettings = Field(
         default_factory=lambda: TrainSettings(), description="Settings of train."
     )

@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from agentcli.config import config_as_data, validate_config
 from agentcli.data.build import FILE_NAMES, BuildDataConfig
+from agentcli.items import ItemSelection
 from agentcli.iterate.config import IterateConfig
 from agentcli.pipeline import Stage
 from agentcli.rollout import RolloutConfig
@@ -303,8 +304,7 @@ class _Plan:
     @property
     def _rollout_items(self) -> dict[str, Any]:
         """The items the student is rolled out on, as settings of a stage that picks items."""
-        rollout = self.config.rollout
-        return {"split": rollout.split, "limit": rollout.limit, "skip": rollout.skip}
+        return self.config.rollout.model_dump(include=set(ItemSelection.model_fields))
 
     def _rollout_config(
         self, env: str, settings: BaseModel, *, out: Path, policy: dict[str, Any], section: str

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, SecretStr, model_validator
 
@@ -11,13 +11,17 @@ from agentcli.config import CommandConfig
 from agentcli.policy.base import Policy
 
 
-class PolicyConfig(CommandConfig):
-    """Who acts. ``local`` needs ``model``; ``openai`` needs ``base_url`` and ``model_name``."""
+class PolicySettings(CommandConfig):
+    """How a policy acts: an endpoint (``openai``: ``base_url`` and ``model_name``), a local
+    model directory given elsewhere (``local``), or the env's expert (``oracle``).
+
+    Left unsaid, the kind follows from what is given: a ``base_url`` means an endpoint,
+    anything else a local model. One rule, so that YAML, environment variables and flags agree.
+    """
 
     kind: Literal["local", "openai", "oracle"] = Field(
         "local", description="local: a model directory; openai: an endpoint; oracle: the expert."
     )
-    model: Path | None = Field(None, description="Local model directory (HF format).")
     base_url: str | None = Field(None, description="OpenAI-compatible endpoint, e.g. .../v1.")
     model_name: str | None = Field(None, description="Model name at the endpoint.")
     api_key: SecretStr | None = Field(None, description="Endpoint key (else OPENAI_API_KEY).")
@@ -32,12 +36,32 @@ class PolicyConfig(CommandConfig):
         description="Endpoint: retries of a request after a 408/409/429/5xx, timeout or drop.",
     )
 
+    @model_validator(mode="before")
+    @classmethod
+    def _infer_kind(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("kind") is None:
+            return {**data, "kind": "openai" if data.get("base_url") else "local"}
+        return data
+
     @model_validator(mode="after")
-    def _complete(self) -> PolicyConfig:
-        if self.kind == "local" and self.model is None:
-            raise ValueError("a local policy needs a model directory: pass --model DIR")
+    def _endpoint_complete(self) -> PolicySettings:
         if self.kind == "openai" and not (self.base_url and self.model_name):
             raise ValueError("an openai policy needs --base-url and --model-name")
+        return self
+
+
+class PolicyConfig(PolicySettings):
+    """Who acts: ``PolicySettings`` and, for a local policy, its model directory."""
+
+    model: Path | None = Field(None, description="Local model directory (HF format).")
+
+    @model_validator(mode="after")
+    def _model_given(self) -> PolicyConfig:
+        if self.kind == "local" and self.model is None:
+            raise ValueError(
+                "say who acts: --model DIR (a local model), --base-url URL --model-name NAME"
+                " (an endpoint), or --policy oracle (the env's expert)"
+            )
         return self
 
 

@@ -7,7 +7,7 @@ endpoint (``openai``) or the environment's own oracle (``oracle``, built-in envs
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, SecretStr, model_validator
 
@@ -31,10 +31,15 @@ DEFAULT_PRICES = {
 
 class TeacherConfig(CommandConfig):
     """Who teaches. ``openai`` needs ``base_url`` and ``model_name``; ``oracle`` needs a
-    built-in environment."""
+    built-in environment.
+
+    Left unsaid, the kind follows from what is given: a ``base_url`` means an LLM at that
+    endpoint, nothing the env's oracle. One rule, so that YAML, environment variables and
+    flags agree.
+    """
 
     kind: Literal["openai", "oracle"] = Field(
-        "openai", description="openai: an LLM at an endpoint; oracle: the env's simulator."
+        "oracle", description="openai: an LLM at an endpoint; oracle: the env's simulator."
     )
     base_url: str | None = Field(None, description="OpenAI-compatible endpoint, e.g. .../v1.")
     model_name: str | None = Field(None, description="Model name at the endpoint.")
@@ -62,6 +67,13 @@ class TeacherConfig(CommandConfig):
     cache_dir: Path | None = Field(
         None, description="Where replies are cached; default: beside the output."
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _infer_kind(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("kind") is None:
+            return {**data, "kind": "openai" if data.get("base_url") else "oracle"}
+        return data
 
     @model_validator(mode="after")
     def _complete(self) -> TeacherConfig:

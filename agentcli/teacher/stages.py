@@ -26,6 +26,7 @@ from agentcli.config import CommandConfig, dump_config
 from agentcli.data.jsonl import append_records, done_ids, read_records, write_records
 from agentcli.data.records import Episode, PrivilegedState, Record, item_id
 from agentcli.errors import AgentGymError, BudgetExceededError, FatalRunError, UsageError
+from agentcli.items import ItemSelection, items_from_file
 from agentcli.rollout import END_ERROR
 from agentcli.run_layout import RunLayout
 from agentcli.teacher import TeacherConfig, build_teacher
@@ -80,7 +81,7 @@ class StageConfig(CommandConfig):
     out: Path | None = Field(
         None, description="A .jsonl file, or a directory; default: beside the input."
     )
-    teacher: TeacherConfig = Field(default_factory=lambda: TeacherConfig(kind="oracle"))
+    teacher: TeacherConfig = Field(default_factory=TeacherConfig, description="Who teaches.")
 
     @property
     def output_path(self) -> Path:
@@ -110,15 +111,13 @@ class AnnotateConfig(StageConfig):
         return self
 
 
-class ExtractStateConfig(StageConfig):
-    """``agentgym extract-state``: what a teacher may know about each task."""
+class ExtractStateConfig(StageConfig, ItemSelection):
+    """``agentgym extract-state``: what a teacher may know about each task (the items of the
+    demos, or without them, of the item selection)."""
 
     demos: Path | None = Field(
         None, description="Expert demos to read the state from (an LLM teacher needs them)."
     )
-    split: str = Field("train", description="Without --demos: the split whose items to run.")
-    limit: int | None = Field(None, ge=1, description="Run only the first N items.")
-    skip: int = Field(0, ge=0, description="Without --demos: skip the split's first N items.")
     default_name: ClassVar[str] = "privileged_state.jsonl"
 
     @model_validator(mode="after")
@@ -135,7 +134,16 @@ class ExtractStateConfig(StageConfig):
         return self
 
 
-class CorrectConfig(StageConfig):
+class EpisodeSelection(CommandConfig):
+    """Which of the student's episodes the teacher corrects."""
+
+    threshold: float | None = Field(
+        None, description="Correct episodes with reward below this; default: failed episodes."
+    )
+    max_episodes: int | None = Field(None, ge=1, description="Correct at most N episodes.")
+
+
+class CorrectConfig(StageConfig, EpisodeSelection):
     """``agentgym correct``: the teacher's better reason and action for each student step."""
 
     rollout: Path = Field(description="The student's episodes: a rollout dir or episodes.jsonl.")
@@ -143,10 +151,6 @@ class CorrectConfig(StageConfig):
         None,
         description="privileged_state.jsonl; default: the run's, when the rollout is in a run.",
     )
-    threshold: float | None = Field(
-        None, description="Correct episodes with reward below this; default: failed episodes."
-    )
-    max_episodes: int | None = Field(None, ge=1, description="Correct at most N episodes.")
     default_name: ClassVar[str] = "corrections.jsonl"
 
     @model_validator(mode="after")
@@ -182,11 +186,10 @@ def annotate(config: AnnotateConfig, on_item: OnItem | None = None) -> StageStat
 def extract_state(config: ExtractStateConfig, on_item: OnItem | None = None) -> StageStats:
     pairs: list[tuple[int, Episode | None]]
     if config.demos is not None:
-        pairs = [(demo.index, demo) for demo in _episodes_of(config.demos, config.env)]
+        demos = _episodes_of(config.demos, config.env)[: config.limit]
+        pairs = [(demo.index, demo) for demo in demos]
     else:
-        indices = _split_indices(config.env, config.split)[config.skip :]
-        pairs = [(index, None) for index in indices]
-    pairs = pairs[: config.limit]
+        pairs = [(index, None) for index in _selected_indices(config)]
 
     def work(teacher: Teacher) -> list[tuple[str, Work]]:
         return [
@@ -366,13 +369,14 @@ def _episodes_of(path: Path, env: str) -> list[Episode]:
     return episodes
 
 
-def _split_indices(env: str, split: str) -> list[int]:
+def _selected_indices(config: ExtractStateConfig) -> list[int]:
+    if config.data is not None:
+        return config.window(items_from_file(config.data, config.env))
     from agentcli.envs.registry import get_spec
 
-    spec = get_spec(env)
+    spec = get_spec(config.env)
     if spec.load is None:
-        raise UsageError(f"{env} has no simulator here to read tasks from: pass --demos")
+        raise UsageError(f"{config.env} has no simulator here to read tasks from: pass --demos")
     splits = spec.load().splits()
-    if split not in splits:
-        raise UsageError(f"{env} has no split {split!r}; it has {', '.join(splits)}")
-    return splits[split]
+    config.require_split(config.env, splits)
+    return config.window(splits[config.split])

@@ -64,8 +64,8 @@ def test_build_data_renders_what_the_rollout_showed(env, tmp_path):
             out.replace(layout.rollout(0))
             # a correction of every step, so that build-data renders each of them
             write_records(layout.corrections(0), [_relabel_all(e) for e in episodes])
-            config = BuildDataConfig(method="dpo", iter=1, run=tmp_path, holdout=0, view=view, mix="all",
-                                     keep_uncorrected=True)  # fmt: skip
+            config = BuildDataConfig(method="dpo", iter=1, run=tmp_path, holdout=0, view=view,
+                                     mix="all", keep_uncorrected=True)  # fmt: skip
             rendered = [record.prompt for record in training_set(config).train]
             assert [_text(prompt) for prompt in rendered] == [_text(s) for s in policy.shown]
 
@@ -73,8 +73,8 @@ def test_build_data_renders_what_the_rollout_showed(env, tmp_path):
 def _relabel_all(episode: Episode) -> Correction:
     steps = [
         CorrectionStep(t=t, observation=step.observation, original_reason=step.reason,
-                       original_action=step.action, corrected_reason="", corrected_action="the teacher's action",
-                       is_corrected=True)
+                       original_action=step.action, corrected_reason="",
+                       corrected_action="the teacher's action", is_corrected=True)
         for t, step in enumerate(episode.steps)
     ]  # fmt: skip
     return Correction(item_id=episode.item_id, summary="", steps=steps)

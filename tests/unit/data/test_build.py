@@ -8,6 +8,7 @@ import json
 import shutil
 
 import pytest
+import yaml
 
 from agentcli.conversation import StudentView, episode_conversation, turn_text
 from agentcli.data.build import BuildDataConfig, build_data, is_held_out
@@ -87,7 +88,7 @@ def test_iteration_0_clones_the_successful_demos(run):
     by_item = {d.item_id: d for d in demos}
     assert all(r.messages == episode_conversation(by_item[r.item_id]) for r in train + test)
     assert summary.sources == {"demos": len(demos)}
-    assert (run.data(0) / "sft.config.yaml").read_text().startswith("method: sft")
+    assert yaml.safe_load((run.data(0) / "sft.config.yaml").read_text())["method"] == "sft"
 
 
 def test_iteration_0_prefers_annotated_demos_and_writes_agentgym_json_for_bc(run):

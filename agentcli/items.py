@@ -1,0 +1,66 @@
+"""Which items a stage runs: a split (less its first ``skip``, at most ``limit``), or the item
+ids of an AgentGym JSON file. ``ItemSelection`` is the settings every such stage shares."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Sequence
+from pathlib import Path
+
+from pydantic import Field
+
+from agentcli.config import CommandConfig
+from agentcli.data.records import parse_item_id
+from agentcli.errors import UsageError
+
+
+class ItemSelection(CommandConfig):
+    """The items of one split, or of a file."""
+
+    split: str = Field("train", description="Which split's items to run.")
+    limit: int | None = Field(None, ge=1, description="Run only the first N items.")
+    skip: int = Field(
+        0, ge=0, description="Skip the split's first N items (e.g. the ones the demos played)."
+    )
+    data: Path | None = Field(
+        None, description="An AgentGym JSON file (e.g. an eval set): run its item ids instead."
+    )
+
+    @property
+    def split_name(self) -> str:
+        """What the records say they came from: the split, or ``custom`` for a file's items."""
+        return "custom" if self.data is not None else self.split
+
+    def require_split(self, env: str, splits: Collection[str]) -> None:
+        """Refuse a split the env does not have, naming those it has."""
+        if self.data is None and self.split not in splits:
+            raise UsageError(f"{env} has no split {self.split!r}; it has {', '.join(splits)}")
+
+    def window(self, items: Sequence[int]) -> list[int]:
+        """``items`` less the first ``skip``, at most ``limit``."""
+        items = items[self.skip :]
+        return list(items[: self.limit] if self.limit else items)
+
+
+class HeldOutItems(ItemSelection):
+    """The items an evaluation runs: the test split unless told otherwise."""
+
+    split: str = Field("test", description="Which split's items to run.")
+
+
+def items_from_file(path: Path, env: str) -> list[int]:
+    """The indices of ``env`` items an AgentGym JSON file lists, in order, once each."""
+    try:
+        entries = json.loads(path.read_text(encoding="utf-8"))
+        ids = [entry["item_id"] for entry in entries]
+    except (ValueError, TypeError, KeyError) as exc:
+        raise UsageError(
+            f"{path}: expected AgentGym JSON, a list of objects with an item_id ({exc})"
+        ) from None
+    indices = []
+    for text in ids:
+        named_env, index = parse_item_id(text)
+        if named_env != env:
+            raise UsageError(f"{path} holds {text!r}, not a {env} item; pass --env {named_env}")
+        indices.append(index)
+    return list(dict.fromkeys(indices))
