@@ -25,6 +25,15 @@ if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
 
+def with_kind(data: Any, *, otherwise: str) -> Any:
+    """Config data (of a policy or a teacher) with its ``kind`` filled in when left unsaid: a
+    ``base_url`` means an endpoint (``openai``), its absence ``otherwise``. The one rule for
+    YAML, environment variables and flags alike."""
+    if isinstance(data, dict) and data.get("kind") is None:
+        return {**data, "kind": "openai" if data.get("base_url") else otherwise}
+    return data
+
+
 def api_key(configured: SecretStr | None) -> str | None:
     """The key from the config, else ``OPENAI_API_KEY``, else None."""
     return configured.get_secret_value() if configured else os.environ.get("OPENAI_API_KEY")

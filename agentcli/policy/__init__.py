@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import Field, SecretStr, model_validator
 
 from agentcli.config import CommandConfig
+from agentcli.endpoints import with_kind
 from agentcli.policy.base import Policy
 
 
@@ -39,9 +40,7 @@ class PolicySettings(CommandConfig):
     @model_validator(mode="before")
     @classmethod
     def _infer_kind(cls, data: Any) -> Any:
-        if isinstance(data, dict) and data.get("kind") is None:
-            return {**data, "kind": "openai" if data.get("base_url") else "local"}
-        return data
+        return with_kind(data, otherwise="local")
 
     @model_validator(mode="after")
     def _endpoint_complete(self) -> PolicySettings:

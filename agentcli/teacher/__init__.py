@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import Field, SecretStr, model_validator
 
 from agentcli.config import CommandConfig
+from agentcli.endpoints import with_kind
 from agentcli.teacher.base import Teacher
 
 
@@ -71,9 +72,7 @@ class TeacherConfig(CommandConfig):
     @model_validator(mode="before")
     @classmethod
     def _infer_kind(cls, data: Any) -> Any:
-        if isinstance(data, dict) and data.get("kind") is None:
-            return {**data, "kind": "openai" if data.get("base_url") else "oracle"}
-        return data
+        return with_kind(data, otherwise="oracle")
 
     @model_validator(mode="after")
     def _complete(self) -> TeacherConfig:
