@@ -38,6 +38,7 @@ from agentcli.errors import AgentGymError, FatalRunError
 from agentcli.items import HeldOutItems, ItemSelection, items_from_file
 from agentcli.policy import PolicyConfig, build_policy
 from agentcli.policy.base import Policy
+from agentcli.resume import guard_output, weights_identity
 
 log = logging.getLogger("agentgym.rollout")
 
@@ -252,6 +253,28 @@ class RolloutConfig(ItemSelection, EpisodeSettings):
         default_factory=StudentView, description="How the policy is shown its episode."
     )
     out: Path = Field(description="A .jsonl file, or a directory that gets episodes.jsonl.")
+    overwrite: bool = Field(
+        False, description="Replace the episodes already in out; else a rerun resumes them."
+    )
+
+    def record_settings(self, spec: EnvSpec) -> dict[str, Any]:
+        """What shapes each episode, kept beside the episodes: a rerun resumes only the same
+        (the items, concurrency and servers may change)."""
+        policy = self.policy
+        return {
+            "env": self.env,
+            "split": self.split_name,
+            "max_rounds": self.max_rounds or spec.max_rounds,
+            "view": self.view.model_dump(),
+            "policy": {
+                "kind": policy.kind,
+                "model": str(policy.model) if policy.model else None,
+                "weights": weights_identity(policy.model) if policy.model else None,
+                **policy.model_dump(
+                    include={"model_name", "max_new_tokens", "temperature", "seed"}
+                ),
+            },
+        }
 
     @property
     def episodes_path(self) -> Path:
@@ -269,14 +292,24 @@ class RolloutConfig(ItemSelection, EpisodeSettings):
 
 class EvalConfig(HeldOutItems, RolloutConfig):
     """``agentgym eval``: a rollout on held-out items, summarised; ``out`` defaults to
-    ``runs/eval/<env>``."""
+    ``runs/eval/<model>/<env>``, so that evals of two models never share a directory."""
 
     @model_validator(mode="before")
     @classmethod
     def _default_out(cls, data: Any) -> Any:
         if isinstance(data, dict) and data.get("out") is None and isinstance(data.get("env"), str):
-            return {**data, "out": Path("runs") / "eval" / data["env"]}
+            policy = data.get("policy") if isinstance(data.get("policy"), dict) else {}
+            return {**data, "out": Path("runs") / "eval" / _model_label(policy) / data["env"]}
         return data
+
+
+def _model_label(policy: dict[str, Any]) -> str:
+    """A name for who plays, fit for a folder: the model directory's, the endpoint model's."""
+    if policy.get("model"):
+        return Path(policy["model"]).name
+    if policy.get("model_name"):
+        return str(policy["model_name"]).replace("/", "_")
+    return str(policy.get("kind") or "model")
 
 
 async def _select_items(config: RolloutConfig, url: str) -> list[int]:
@@ -290,8 +323,10 @@ async def _select_items(config: RolloutConfig, url: str) -> list[int]:
 def execute(
     config: RolloutConfig, on_episode: Callable[[Episode, RolloutStats], None] | None = None
 ) -> RolloutStats:
-    """Start servers if needed, pick the items, build the policy, run, save the config."""
+    """Check that a rerun resumes the same settings, start servers if needed, pick the items,
+    build the policy, run, save the config."""
     spec = get_spec(config.env)
+    guard_output(config.episodes_path, config.record_settings(spec), overwrite=config.overwrite)
     dump_config(config, config.config_path)
     with env_servers(spec, config.env_server) as urls:
         policy = build_policy(config.policy, concurrency=config.concurrency)

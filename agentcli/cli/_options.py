@@ -164,6 +164,12 @@ OutDir = Annotated[
 ]
 
 
+Overwrite = Annotated[
+    bool,
+    typer.Option("--overwrite", help="Replace what the output holds (else a rerun resumes it)."),
+]
+
+
 # --- groups ------------------------------------------------------------------------------------
 
 
@@ -182,6 +188,7 @@ Group = Mapping[str, Option]
 
 ENV: Group = {"env": Option(Env, default=REQUIRED)}
 OUT: Group = {"out": Option(Out)}
+EPISODES_OUT: Group = {"out": Option(Out), "overwrite": Option(Overwrite, default=False)}
 ITEMS: Group = {
     "split": Option(Split),
     "limit": Option(Limit),

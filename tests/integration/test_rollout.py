@@ -19,7 +19,7 @@ from agentcli.data.records import Episode, parse_item_id
 from agentcli.envs.client import EnvClient
 from agentcli.envs.launcher import env_servers
 from agentcli.envs.registry import get_spec
-from agentcli.errors import AgentGymError, UnreachableError
+from agentcli.errors import AgentGymError, UnreachableError, UsageError
 from agentcli.evaluate import compute_metrics
 from agentcli.policy import PolicyConfig
 from agentcli.policy.oracle import OraclePolicy
@@ -209,3 +209,17 @@ def test_each_seat_keeps_its_env_session_and_replaces_one_after_a_failure(tmp_pa
     # Two seats, one session each, and a new one for the seat whose episode failed.
     assert len(opened) == 3
     assert all(session.id is None for session in opened)  # all closed by the end
+
+
+def test_a_rerun_resumes_only_the_same_settings(tmp_path):
+    out = tmp_path / "episodes.jsonl"
+    first = execute(_oracle("babyai-putnext", out, split="train", limit=2))
+    assert first.finished == 2
+    again = execute(_oracle("babyai-putnext", out, split="train", limit=3))  # more items: resumed
+    assert (again.skipped, again.finished) == (2, 1)
+    with pytest.raises(UsageError, match="max_rounds: 20 → 3"):
+        execute(_oracle("babyai-putnext", out, split="train", limit=3, max_rounds=3))
+    assert len(read_records(out, Episode)) == 3  # nothing lost
+    replaced = execute(_oracle("babyai-putnext", out, split="train", limit=1, max_rounds=3,
+                               overwrite=True))  # fmt: skip
+    assert replaced.skipped == 0 and len(read_records(out, Episode)) == 1

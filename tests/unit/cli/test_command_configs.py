@@ -34,7 +34,9 @@ def test_rollout_options_land_in_their_sections():
 def test_eval_defaults_to_held_out_items_and_an_output_per_env():
     config = printed("eval", "--env", "textcraft", "--base-url", "http://h/v1", "--model-name", "m")
     assert config["policy"]["kind"] == "openai" and config["split"] == "test"
-    assert config["out"] == "runs/eval/textcraft"
+    assert config["out"] == "runs/eval/m/textcraft"
+    local = printed("eval", "--env", "textcraft", "--model", "models/tiny1")
+    assert local["out"] == "runs/eval/tiny1/textcraft"
 
 
 def test_collect_is_the_oracle_on_training_items():

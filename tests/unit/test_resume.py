@@ -1,0 +1,55 @@
+"""An output is resumed only by a run of the same settings."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agentcli.errors import UsageError
+from agentcli.resume import guard_output, settings_path, weights_identity
+
+SETTINGS = {"env": "textcraft", "policy": {"model": "models/tiny", "temperature": 0.0}}
+
+
+def test_a_new_output_keeps_its_settings_and_a_same_rerun_resumes(tmp_path):
+    records = tmp_path / "episodes.jsonl"
+    guard_output(records, SETTINGS, overwrite=False)
+    assert json.loads(settings_path(records).read_text()) == SETTINGS
+    records.write_text('{"item_id": "textcraft_0"}\n')
+    guard_output(records, SETTINGS, overwrite=False)  # the same settings: resumed
+    assert records.read_text() == '{"item_id": "textcraft_0"}\n'
+
+
+def test_other_settings_are_refused_with_what_changed_and_the_ways_out(tmp_path):
+    records = tmp_path / "episodes.jsonl"
+    guard_output(records, SETTINGS, overwrite=False)
+    records.write_text('{"item_id": "textcraft_0"}\n')
+    other = {**SETTINGS, "policy": {"model": "models/tiny1", "temperature": 0.0}}
+    with pytest.raises(UsageError, match="policy.model: 'models/tiny' → 'models/tiny1'") as error:
+        guard_output(records, other, overwrite=False)
+    assert "--out elsewhere" in str(error.value) and "--overwrite" in str(error.value)
+    assert records.read_text() == '{"item_id": "textcraft_0"}\n'  # nothing lost
+
+    guard_output(records, other, overwrite=True)
+    assert not records.exists() and json.loads(settings_path(records).read_text()) == other
+
+
+def test_records_of_unknown_settings_are_refused(tmp_path):
+    records = tmp_path / "episodes.jsonl"
+    records.write_text('{"item_id": "textcraft_0"}\n')
+    with pytest.raises(UsageError, match="settings are unknown"):
+        guard_output(records, SETTINGS, overwrite=False)
+
+
+def test_the_weights_identity_changes_with_the_weights_only(tmp_path):
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "model.safetensors").write_bytes(b"a" * 3000)
+    (model / "config.json").write_text("{}")
+    first = weights_identity(model)
+    (model / "config.json").write_text('{"note": 1}')
+    assert weights_identity(model) == first
+    (model / "model.safetensors").write_bytes(b"a" * 2999 + b"b")
+    assert weights_identity(model) != first
+    assert weights_identity(tmp_path / "missing") is None
