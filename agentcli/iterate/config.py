@@ -21,7 +21,7 @@ from agentcli.rollout import RolloutConfig
 from agentcli.run_layout import RunLayout
 from agentcli.teacher import TeacherConfig
 from agentcli.teacher.stages import CorrectConfig
-from agentcli.train.config import TrainConfig
+from agentcli.train.config import TrainSettings
 
 
 def _settings(
@@ -102,26 +102,6 @@ DataSettings = _settings(
     filled={"method", "iter", "run", "out", "control", "view"},
     doc="`agentgym build-data`: how examples are rendered, mixed and split.",
 )
-TrainSettings = _settings(
-    TrainConfig,
-    "TrainSettings",
-    filled={
-        "method",
-        "data",
-        "model",
-        "out",
-        "env",
-        "resume",
-        "eval_every",
-        "eval_steps",
-        "eval_items",
-        "env_server",
-        "max_rounds",
-        "eval_batch_size",
-        "eval_view",
-    },  # fmt: skip
-    doc="`agentgym train`: hyper-parameters (unset ones take the method's recipe).",
-)
 
 
 class IterateConfig(CommandConfig):
@@ -173,14 +153,12 @@ class IterateConfig(CommandConfig):
     data: DataSettings = Field(
         default_factory=lambda: DataSettings(), description="Settings of build-data."
     )
-    train: TrainSettings = Field(
-        default_factory=lambda: TrainSettings(), description="Settings of train."
-    )
+    train: TrainSettings = Field(default_factory=TrainSettings, description="Settings of train.")
     eval: EvalSettings = Field(default_factory=EvalSettings, description="Settings of eval.")
     iterations: dict[int, dict[str, Any]] = Field(
         default_factory=dict,
         description="Overrides for one iteration, merged over the sections above, e.g."
-        " {1: {train: {epochs: 2}}}.",
+        " {1: {train: {hyperparameters: {num_train_epochs: 2}}}}.",
     )
 
     @model_validator(mode="before")
