@@ -265,10 +265,14 @@ class TrainConfig(TrainSettings, TrainTarget):
                 )
         elif hyperparameters.beta is not None:
             raise ValueError(f"--beta is for dpo; {self.method} has no reference model")
-        # Fill what was left unset from the method's recipe, so the saved config says what ran.
-        for name, value in METHOD_DEFAULTS[self.method]:
-            if getattr(hyperparameters, name) is None:
-                setattr(hyperparameters, name, value)
+        # Fill what was left unset from the method's recipe, so the saved config says what ran
+        # (in a copy: the section given may be another config's, e.g. iterate's).
+        unset = {
+            name: value
+            for name, value in METHOD_DEFAULTS[self.method]
+            if getattr(hyperparameters, name) is None
+        }
+        self.hyperparameters = hyperparameters.model_copy(update=unset)
         return self
 
     @property
