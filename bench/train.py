@@ -15,7 +15,8 @@ tokenized conversations, for the same tokens, one epoch each:
   batch's rows share (instruction and acknowledgement) computed once per batch and each row's
   remainder run on its own up to its last trained token (no padding), no gradient
   checkpointing on CPU;
-  `--set key=value` changes a TrainConfig field for experiments. Learning rate 1e-5 and one
+  `--set key=value` changes a TrainConfig key for experiments (dotted, e.g.
+  `rendering.share_prefix=false`). Learning rate 1e-5 and one
   epoch on both sides.
 - baseline: the loop of AgentGym's BCTrainer (`agentenv/trainer/bc_trainer.py`): a shuffled
   DataLoader of batch size 2, each batch padded to its longest sequence (labels -100 on the
@@ -192,10 +193,10 @@ def run_ours(data: Path, model: Path, out: Path, dtype: str, settings: list[str]
             "data": data,
             "model": model,
             "out": out,
-            "dtype": dtype,
-            "learning_rate": LEARNING_RATE,
-            "epochs": 1,
-            "save_steps": 10**9,  # no checkpoints in the timed loop
+            "launch.dtype": dtype,
+            "hyperparameters.learning_rate": LEARNING_RATE,
+            "hyperparameters.num_train_epochs": 1,
+            "hyperparameters.save_steps": 10**9,  # no checkpoints in the timed loop
         },
         overrides=settings,
         dotenv=None,

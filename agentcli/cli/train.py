@@ -1,7 +1,15 @@
-"""``agentgym train bc|sft|dpo``: fine-tune a model on TRL, in this process or with accelerate."""
+"""``agentgym train bc|sft|dpo``: fine-tune a model on TRL, in this process or with accelerate.
+
+Each method lists only the options it takes: the option groups are declared once below, each
+option with the ``TrainConfig`` key it sets, and every command's signature is built from the
+groups its method takes (dpo has no rendering options, only dpo has ``--beta``).
+"""
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -9,65 +17,144 @@ import typer
 
 from agentcli.cli import _options
 from agentcli.cli._output import stdout
+from agentcli.train.config import Batching, Dtype, Overflow, ReportTo, Scheduler, Template
 
 app = typer.Typer(help="Train a model: bc (AgentGym behavioral cloning), sft, dpo.")
 
 
-def _option(description: str, *names: str, kind: Any = int) -> Any:
-    return Annotated[kind | None, typer.Option(*names, help=description, show_default=False)]
+@dataclass(frozen=True)
+class _TrainOption:
+    """One command-line option: its parameter name, the config key it sets, its type."""
+
+    name: str
+    key: str
+    annotation: Any
+    default: Any = None
 
 
-Data = Annotated[
-    Path | None,
-    typer.Option("--data", help="Training data file (see docs/train.md).", show_default=False),
+def _option(name: str, key: str, kind: Any, *flags: str, help: str, panel: str) -> _TrainOption:
+    option = typer.Option(*flags, help=help, show_default=False, rich_help_panel=panel)
+    return _TrainOption(name, key, Annotated[kind | None, option])
+
+
+TARGET = "Target"
+HYPERPARAMETERS = "Hyper-parameters (default: the method's recipe, see docs/train.md)"
+RENDERING = "Rendering"
+ADAPTERS = "Adapters and saving"
+EVAL = "Eval during training"
+LAUNCH = "Launch"
+
+TARGET_OPTIONS = [
+    _option("data", "data", Path, "--data", help="Training data file (see docs/train.md).",
+            panel=TARGET),
+    _option("model", "model", Path, "--model", help="Model directory to start from (HF format).",
+            panel=TARGET),
+    _option("out", "out", Path, "--out", "-o", help="Directory for the trained model.",
+            panel=TARGET),
+    _option("env", "env", str, "--env", "--task",
+            help="Environment (needed by --eval-every); --task is AgentGym's name.", panel=TARGET),
+    _TrainOption(
+        "resume",
+        "resume",
+        Annotated[
+            bool,
+            typer.Option(
+                "--resume", help="Continue from the last checkpoint in --out.",
+                rich_help_panel=TARGET,
+            ),
+        ],
+        default=False,
+    ),
+]  # fmt: skip
+HYPERPARAMETER_OPTIONS = [
+    _option(name, f"hyperparameters.{key}", kind, flag, help=text, panel=HYPERPARAMETERS)
+    for name, key, kind, flag, text in [
+        ("epochs", "num_train_epochs", float, "--epochs", "Epochs."),
+        ("learning_rate", "learning_rate", float, "--lr", "Peak learning rate."),
+        ("lr_scheduler", "lr_scheduler_type", Scheduler, "--lr-scheduler",
+         "Learning-rate schedule."),
+        ("warmup_steps", "warmup_steps", float, "--warmup-steps",
+         "Warm-up steps; below 1: a fraction of all steps."),
+        ("batch_size", "per_device_train_batch_size", int, "--batch-size",
+         "Examples per device per step (default: 4)."),
+        ("gradient_accumulation_steps", "gradient_accumulation_steps", int, "--grad-accum",
+         "Steps of gradients summed per update (default: 1)."),
+        ("weight_decay", "weight_decay", float, "--weight-decay",
+         "AdamW weight decay (default: 0)."),
+        ("max_grad_norm", "max_grad_norm", float, "--max-grad-norm",
+         "Clip the gradient norm to this."),
+        ("seed", "seed", int, "--seed", "Seed of the data order and initialisation (default: 42)."),
+        ("logging_steps", "logging_steps", int, "--logging-steps",
+         "Log the loss every N steps (default: 10)."),
+        ("save_steps", "save_steps", int, "--save-steps",
+         "Resumable checkpoint every N steps (default: 200)."),
+        ("report_to", "report_to", ReportTo, "--report-to",
+         "Tracker the logs go to (default: none)."),
+        ("wandb_project", "project", str, "--wandb-project", "Tracker project (wandb, trackio)."),
+        ("run_name", "run_name", str, "--run-name", "Run name for the tracker."),
+    ]
+]  # fmt: skip
+BETA_OPTIONS = [
+    _option("beta", "hyperparameters.beta", float, "--beta",
+            help="KL penalty strength β (default: 0.1).", panel=HYPERPARAMETERS),
+]  # fmt: skip
+RENDERING_OPTIONS = [
+    _option(name, f"rendering.{name}", kind, flag, help=text, panel=RENDERING)
+    for name, kind, flag, text in [
+        ("template", Template, "--template",
+         "chat: the model's chat template; llama2: AgentGym's [INST] format."),
+        ("max_length", int, "--max-length", "Tokens per example at most; early turns go first."),
+        ("overflow", Overflow, "--overflow",
+         "Over --max-length: drop early turns (truncate_left) or the example (drop)."),
+        ("batching", Batching, "--batching",
+         "How a batch becomes tensors (default: auto, see docs/train.md)."),
+    ]
+]  # fmt: skip
+ADAPTER_OPTIONS = [
+    _option("lora", "adapters.lora", str, "--lora",
+            help="Train LoRA adapters, e.g. r=64,alpha=128.", panel=ADAPTERS),
+    _option("merge", "adapters.merge", bool, "--merge/--no-merge",
+            help="Save LoRA merged into the model.", panel=ADAPTERS),
+    _option("save_every", "saving.every", int, "--save-every",
+            help="Save out/train_epoch_N every N epochs.", panel=ADAPTERS),
+]  # fmt: skip
+EVAL_OPTIONS = [
+    _option("eval_every", "eval.every", int, "--eval-every",
+            help="Roll the model out on --eval-items every N epochs.", panel=EVAL),
+    _option("eval_steps", "eval.steps", int, "--eval-steps", help="... or every N steps.",
+            panel=EVAL),
+    _option("eval_items", "eval.items", Path, "--eval-items",
+            help="AgentGym JSON file whose item ids to evaluate on.", panel=EVAL),
+    _option("env_server", "eval.env_server", list[str], "--env-server",
+            help="Env server URL; repeat for several (round-robin). Default: start a built-in"
+            " one.", panel=EVAL),
+    _option("max_rounds", "eval.max_rounds", int, "--max-rounds",
+            help="Turns per eval episode (default: the env's).", panel=EVAL),
+]  # fmt: skip
+LAUNCH_OPTIONS = [
+    _option("num_processes", "launch.num_processes", int, "--num-processes",
+            help="Processes to launch with accelerate (one per GPU).", panel=LAUNCH),
+    _option("accelerate_config", "launch.accelerate_config", Path, "--accelerate-config",
+            help="accelerate config (configs/accelerate/*.yaml).", panel=LAUNCH),
+    _option("dtype", "launch.dtype", Dtype, "--dtype",
+            help="Precision (default: auto: bf16 on a GPU that has it, else fp32).",
+            panel=LAUNCH),
+]  # fmt: skip
+
+METHOD_OPTIONS: dict[str, list[_TrainOption]] = {
+    "bc": [*TARGET_OPTIONS, *HYPERPARAMETER_OPTIONS, *RENDERING_OPTIONS, *ADAPTER_OPTIONS,
+           *EVAL_OPTIONS, *LAUNCH_OPTIONS],
+    "sft": [*TARGET_OPTIONS, *HYPERPARAMETER_OPTIONS, *RENDERING_OPTIONS, *ADAPTER_OPTIONS,
+            *EVAL_OPTIONS, *LAUNCH_OPTIONS],
+    "dpo": [*TARGET_OPTIONS, *HYPERPARAMETER_OPTIONS, *BETA_OPTIONS, *ADAPTER_OPTIONS,
+            *EVAL_OPTIONS, *LAUNCH_OPTIONS],
+}  # fmt: skip
+# Every command ends with the options every agentgym command has.
+CONFIG_OPTIONS = [
+    _TrainOption("config", "", _options.ConfigFile),
+    _TrainOption("print_config", "", _options.PrintConfig, default=False),
+    _TrainOption("overrides", "", _options.Overrides),
 ]
-TrainModel = Annotated[
-    Path | None,
-    typer.Option("--model", help="Model directory to start from (HF format).", show_default=False),
-]
-TrainOut = Annotated[
-    Path | None,
-    typer.Option("--out", "-o", help="Directory for the trained model.", show_default=False),
-]
-TrainEnv = _option("Environment (needed by --eval-every); --task is AgentGym's name.",
-                   "--env", "--task", kind=str)  # fmt: skip
-Template = _option("chat: the model's chat template; llama2: AgentGym's [INST] format.",
-                   "--template", kind=str)  # fmt: skip
-Overflow = _option("Over --max-length: truncate_left (drop early turns) or drop (bc/sft).",
-                   "--overflow", kind=str)  # fmt: skip
-MaxLength = _option("Tokens per example at most; early turns go first (bc/sft).", "--max-length")
-BatchSize = _option("Examples per device per step (default: 4).", "--batch-size")
-GradAccum = _option("Steps of gradients summed per update (default: 1).", "--grad-accum")
-Epochs = _option("Epochs (default: per method).", "--epochs", kind=float)
-LearningRate = _option("Peak learning rate (default: per method).", "--lr", kind=float)
-Warmup = _option("Warm-up steps; below 1: a fraction of all steps.", "--warmup-steps", kind=float)
-WeightDecay = _option("AdamW weight decay (default: 0).", "--weight-decay", kind=float)
-MaxGradNorm = _option("Clip the gradient norm to this (default: per method).",
-                      "--max-grad-norm", kind=float)  # fmt: skip
-Beta = _option("dpo: KL penalty strength β (default: 0.1).", "--beta", kind=float)
-TrainSeed = _option("Seed of the data order and initialisation (default: 42).", "--seed")
-Lora = _option("Train LoRA adapters, e.g. r=64,alpha=128.", "--lora", kind=str)
-Merge = Annotated[
-    bool | None,
-    typer.Option("--merge/--no-merge", help="Save LoRA merged into the model.", show_default=False),
-]
-Resume = Annotated[
-    bool, typer.Option("--resume", help="Continue from the last checkpoint in --out.")
-]
-SaveEvery = _option("Save out/train_epoch_N every N epochs.", "--save-every")
-SaveSteps = _option("Resumable checkpoint every N steps (default: 200).", "--save-steps")
-LoggingSteps = _option("Log the loss every N steps (default: 10).", "--logging-steps")
-EvalEvery = _option("Roll the model out on --eval-items every N epochs.", "--eval-every")
-EvalSteps = _option("... or every N steps.", "--eval-steps")
-EvalItems = _option("AgentGym JSON file whose item ids to evaluate on.", "--eval-items",
-                    kind=Path)  # fmt: skip
-ReportTo = _option("none | tensorboard | wandb | trackio (default: none).", "--report-to",
-                   kind=str)  # fmt: skip
-WandbProject = _option("wandb project.", "--wandb-project", kind=str)
-RunName = _option("Run name for the tracker.", "--run-name", kind=str)
-NumProcesses = _option("Processes to launch with accelerate (one per GPU).", "--num-processes")
-AccelerateConfig = _option("accelerate config (configs/accelerate/*.yaml).",
-                           "--accelerate-config", kind=Path)  # fmt: skip
 
 _DOCS = {
     "bc": """Behavioral cloning on AgentGym conversations (the agent's turns only).
@@ -88,50 +175,28 @@ _DOCS = {
 }
 
 
-def _command(method: str) -> Any:
-    def command(
-        data: Data = None,
-        model: TrainModel = None,
-        out: TrainOut = None,
-        env: TrainEnv = None,
-        template: Template = None,
-        max_length: MaxLength = None,
-        overflow: Overflow = None,
-        batch_size: BatchSize = None,
-        gradient_accumulation_steps: GradAccum = None,
-        epochs: Epochs = None,
-        learning_rate: LearningRate = None,
-        warmup_steps: Warmup = None,
-        weight_decay: WeightDecay = None,
-        max_grad_norm: MaxGradNorm = None,
-        beta: Beta = None,
-        seed: TrainSeed = None,
-        lora: Lora = None,
-        merge: Merge = None,
-        resume: Resume = False,
-        save_every: SaveEvery = None,
-        save_steps: SaveSteps = None,
-        logging_steps: LoggingSteps = None,
-        eval_every: EvalEvery = None,
-        eval_steps: EvalSteps = None,
-        eval_items: EvalItems = None,
-        env_server: _options.EnvServer = None,
-        max_rounds: _options.MaxRounds = None,
-        report_to: ReportTo = None,
-        wandb_project: WandbProject = None,
-        run_name: RunName = None,
-        num_processes: NumProcesses = None,
-        accelerate_config: AccelerateConfig = None,
-        config: _options.ConfigFile = None,
-        print_config: _options.PrintConfig = False,
-        overrides: _options.Overrides = None,
-    ) -> None:
-        options = dict(locals())
-        for name in ("config", "print_config", "overrides"):
-            del options[name]
-        _train(method, options, config, print_config, overrides)
+def _command(method: str) -> Callable[..., None]:
+    """The command of ``method``: a function whose signature lists its method's options."""
+    options = METHOD_OPTIONS[method]
 
+    def command(**values: Any) -> None:
+        cli = {option.key: values[option.name] for option in options}
+        cli["resume"] = cli["resume"] or None  # a flag left off does not override the file
+        _train(method, cli, values["config"], values["print_config"], values["overrides"])
+
+    parameters = [
+        inspect.Parameter(
+            option.name,
+            inspect.Parameter.KEYWORD_ONLY,
+            default=option.default,
+            annotation=option.annotation,
+        )
+        for option in [*options, *CONFIG_OPTIONS]
+    ]
+    command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    command.__annotations__ = {parameter.name: parameter.annotation for parameter in parameters}
     command.__doc__ = _DOCS[method]
+    command.__name__ = method
     return command
 
 
@@ -146,7 +211,6 @@ def _train(
     from agentcli.config import resolve_config
     from agentcli.train.config import TrainConfig
 
-    options["resume"] = options["resume"] or None  # a flag left off does not override the file
     resolved = resolve_config(
         TrainConfig,
         config_file=config_file,
@@ -156,7 +220,7 @@ def _train(
     if print_config:
         show_config(resolved)
         return
-    from agentcli.train.launch import train
+    from agentcli.train_eval import train
 
     summary = train(resolved)
     stdout.print(
@@ -167,5 +231,5 @@ def _train(
     )
 
 
-for _method in ("bc", "sft", "dpo"):
+for _method in METHOD_OPTIONS:
     app.command(_method)(_command(_method))

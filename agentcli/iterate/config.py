@@ -5,12 +5,11 @@ for one iteration."""
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, create_model, model_validator
+from pydantic import Field, model_validator
 
 from agentcli.config import CommandConfig
 from agentcli.conversation import StudentView
@@ -23,27 +22,7 @@ from agentcli.rollout import EpisodeSettings
 from agentcli.run_layout import RunLayout
 from agentcli.teacher import TeacherConfig
 from agentcli.teacher.stages import EpisodeSelection
-from agentcli.train.config import TrainConfig
-
-
-def _settings(
-    model: type[BaseModel],
-    name: str,
-    *,
-    filled: set[str],
-    doc: str,
-    defaults: Mapping[str, Any] | None = None,
-) -> Any:
-    """A config section: ``model``'s fields (types, defaults, help) less those iterate fills."""
-    fields: dict[str, Any] = {}
-    for field_name, info in model.model_fields.items():
-        if field_name in filled:
-            continue
-        if defaults and field_name in defaults:
-            info = copy.copy(info)
-            info.default = defaults[field_name]
-        fields[field_name] = (info.annotation, info)
-    return create_model(name, __base__=CommandConfig, __doc__=doc, __module__=__name__, **fields)
+from agentcli.train.config import TrainSettings
 
 
 class CollectSettings(ItemSelection, EpisodeSettings):
@@ -60,28 +39,6 @@ class RolloutSettings(ItemSelection, EpisodeSettings):
 
 class EvalSettings(HeldOutItems, RolloutSettings):
     """`agentgym eval`: each iteration's model on held-out items."""
-
-
-TrainSettings = _settings(
-    TrainConfig,
-    "TrainSettings",
-    filled={
-        "method",
-        "data",
-        "model",
-        "out",
-        "env",
-        "resume",
-        "eval_every",
-        "eval_steps",
-        "eval_items",
-        "env_server",
-        "max_rounds",
-        "eval_batch_size",
-        "eval_view",
-    },  # fmt: skip
-    doc="`agentgym train`: hyper-parameters (unset ones take the method's recipe).",
-)
 
 
 class IterateConfig(CommandConfig):
@@ -131,14 +88,12 @@ class IterateConfig(CommandConfig):
         default_factory=EpisodeSelection, description="Settings of correct."
     )
     data: DataSettings = Field(default_factory=DataSettings, description="Settings of build-data.")
-    train: TrainSettings = Field(
-        default_factory=lambda: TrainSettings(), description="Settings of train."
-    )
+    train: TrainSettings = Field(default_factory=TrainSettings, description="Settings of train.")
     eval: EvalSettings = Field(default_factory=EvalSettings, description="Settings of eval.")
     iterations: dict[int, dict[str, Any]] = Field(
         default_factory=dict,
         description="Overrides for one iteration, merged over the sections above, e.g."
-        " {1: {train: {epochs: 2}}}.",
+        " {1: {train: {hyperparameters: {num_train_epochs: 2}}}}.",
     )
 
     @model_validator(mode="before")

@@ -256,7 +256,7 @@ class _Plan:
         config = validate_config(
             TrainConfig,
             {
-                **self.config.train.model_dump(),
+                **self.config.train.model_dump(),  # the settings, then this stage's target
                 "method": self.config.method,
                 "data": data / FILE_NAMES[self.config.method],
                 "model": start,

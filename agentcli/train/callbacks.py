@@ -1,7 +1,9 @@
 """Trainer callbacks: the progress bar, and what AgentGym does at epoch ends (save, evaluate).
 
 Callbacks run on every rank. Saving is collective (sharded weights are gathered first), so every
-rank takes part; evaluation runs on rank 0 while the other ranks wait at a barrier.
+rank takes part; evaluation runs on rank 0 while the other ranks wait at a barrier. How a
+checkpoint is evaluated is not known here: training imports no env or rollout code, so the
+caller passes a ``CheckpointEvaluator`` in (``agentcli.train_eval`` builds the real one).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from transformers import TrainerCallback
 
 from agentcli.train.config import TrainConfig
 from agentcli.train.model import save_trained_model
+from agentcli.train.run import CheckpointEvaluator
 
 log = logging.getLogger("agentgym.train")
 
@@ -70,37 +73,41 @@ class ProgressBar(TrainerCallback):
 
 
 class EpochHooks(TrainerCallback):
-    """AgentGym's epoch-end work: save ``train_epoch_N/`` every ``save_every`` epochs and roll
-    the model out on the eval items every ``eval_every`` epochs (or ``eval_steps`` steps),
+    """AgentGym's epoch-end work: save ``train_epoch_N/`` every ``saving.every`` epochs and
+    evaluate the model every ``eval.every`` epochs (or ``eval.steps`` steps) with ``evaluate``,
     logging success and score next to the loss."""
 
-    def __init__(self, trainer: Any, config: TrainConfig) -> None:
+    def __init__(
+        self, trainer: Any, config: TrainConfig, evaluate: CheckpointEvaluator | None
+    ) -> None:
         self.trainer = trainer
         self.config = config
+        self.evaluate = evaluate
 
     def on_epoch_end(self, args, state, control, **kwargs):
         epoch = round(state.epoch or 0)
         config = self.config
-        saving = config.save_every is not None and epoch % config.save_every == 0
-        evaluating = config.eval_every is not None and epoch % config.eval_every == 0
+        saving = config.saving.every is not None and epoch % config.saving.every == 0
+        evaluating = config.eval.every is not None and epoch % config.eval.every == 0
         if saving:
             self._save(config.epoch_dir(epoch))
         if evaluating:
             model_dir = config.epoch_dir(epoch) if saving else self._save_for_eval()
-            self._evaluate(model_dir, f"epoch_{epoch}", state)
+            self._evaluate(model_dir, f"epoch_{epoch}")
 
     def on_step_end(self, args, state, control, **kwargs):
-        steps = self.config.eval_steps
+        steps = self.config.eval.steps
         if steps is not None and state.global_step % steps == 0:
-            self._evaluate(self._save_for_eval(), f"step_{state.global_step}", state)
+            self._evaluate(self._save_for_eval(), f"step_{state.global_step}")
 
     def _save(self, path: Path) -> None:
+        adapters = self.config.adapters
         save_trained_model(
             self.trainer,
             self.config.model,
             path,
-            lora=self.config.lora is not None,
-            merge=self.config.merge,
+            lora=adapters.lora is not None,
+            merge=adapters.merge,
         )
 
     def _save_for_eval(self) -> Path:
@@ -108,31 +115,11 @@ class EpochHooks(TrainerCallback):
         self._save(path)
         return path
 
-    def _evaluate(self, model_dir: Path, name: str, state: Any) -> None:
+    def _evaluate(self, model_dir: Path, name: str) -> None:
+        assert self.evaluate is not None  # run_training checks it
         accelerator = self.trainer.accelerator
         if accelerator.is_main_process:
-            success, score = evaluate_checkpoint(self.config, model_dir, name)
+            success, score = self.evaluate(model_dir, name)
             log.info("%s: eval success %.1f%%, score %.3g", name, 100 * success, score)
             self.trainer.log({"eval_success": success, "eval_score": score})
         accelerator.wait_for_everyone()
-
-
-def evaluate_checkpoint(config: TrainConfig, model_dir: Path, name: str) -> tuple[float, float]:
-    """Roll ``model_dir`` out on the eval items; (success rate, mean score)."""
-    from agentcli.evaluate import ALL, evaluate
-    from agentcli.policy import PolicyConfig
-    from agentcli.rollout import RolloutConfig
-
-    assert config.env is not None and config.eval_items is not None  # TrainConfig checks it
-    rollout = RolloutConfig(
-        env=config.env,
-        data=config.eval_items,
-        env_server=config.env_server,
-        concurrency=config.eval_batch_size,
-        max_rounds=config.max_rounds,
-        view=config.eval_view,
-        out=config.out / "eval" / name,
-        policy=PolicyConfig(kind="local", model=model_dir, batch_size=config.eval_batch_size),
-    )
-    overall = next(row for row in evaluate(rollout) if row.category == ALL)
-    return overall.success_rate, overall.mean_score

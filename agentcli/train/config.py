@@ -1,9 +1,21 @@
 """``TrainConfig``: everything ``agentgym train bc|sft|dpo`` takes, with per-method defaults.
 
-Hyper-parameters left unset take the method's default (``METHOD_DEFAULTS``), filled in on
-validation: AgentGym's BC
-recipe for bc, LEAP's SFT recipe for sft, the usual DPO recipe for dpo. The resolved config is
-saved as ``<out>/train_config.yaml``; the distributed worker reads it back from there.
+The config is the run's target (method, data, model, out, env, resume), the ``TrainSettings``
+it trains with (``iterate``'s ``train:`` section is that model) and the in-training ``eval``:
+
+- ``hyperparameters``: TRL's ``SFTConfig``/``DPOConfig`` keyword arguments under their own
+  names; those left unset take the method's default (``METHOD_DEFAULTS``), filled in on
+  validation: AgentGym's BC recipe for bc, LEAP's SFT recipe for sft, the usual DPO recipe for
+  dpo.
+- ``rendering``: how bc/sft conversations become token rows and batches.
+- ``adapters``: LoRA, and whether to merge it into the saved model.
+- ``saving``: whole models every N epochs (AgentGym's ``train_epoch_N``).
+- ``launch``: processes, accelerate config, precision.
+- ``eval``: rollouts of the model during training. It needs the env and its items, which
+  ``iterate`` replaces with an eval stage of its own, so it is not part of ``TrainSettings``.
+
+The resolved config is saved as ``<out>/train_config.yaml``; the distributed worker reads it
+back from there.
 """
 
 from __future__ import annotations
@@ -19,6 +31,10 @@ from agentcli.conversation import StudentView
 Method = Literal["bc", "sft", "dpo"]
 ReportTo = Literal["none", "tensorboard", "wandb", "trackio"]
 Scheduler = Literal["linear", "cosine", "constant", "constant_with_warmup"]
+Template = Literal["chat", "llama2"]
+Overflow = Literal["truncate_left", "drop"]
+Batching = Literal["auto", "padding_free", "grouped", "padded"]
+Dtype = Literal["auto", "bf16", "fp16", "fp32"]
 
 CONFIG_NAME = "train_config.yaml"
 SUMMARY_NAME = "train_summary.json"
@@ -26,11 +42,11 @@ CHECKPOINTS_DIR = "checkpoints"
 
 
 class MethodDefaults(BaseModel):
-    """Values a method takes for the fields left unset (None) in ``TrainConfig``."""
+    """Values a method takes for the hyper-parameters left unset (None)."""
 
     learning_rate: float
-    epochs: float
-    lr_scheduler: Scheduler
+    num_train_epochs: float
+    lr_scheduler_type: Scheduler
     warmup_steps: float
     max_grad_norm: float
     beta: float | None = None
@@ -39,21 +55,86 @@ class MethodDefaults(BaseModel):
 METHOD_DEFAULTS: dict[str, MethodDefaults] = {
     # AgentGym's train_behavioral_clone.sh: lr 1e-5, 1 epoch, linear decay, grad clip 1.
     "bc": MethodDefaults(
-        learning_rate=1e-5, epochs=1, lr_scheduler="linear", warmup_steps=0, max_grad_norm=1.0
+        learning_rate=1e-5,
+        num_train_epochs=1,
+        lr_scheduler_type="linear",
+        warmup_steps=0,
+        max_grad_norm=1.0,
     ),
     # LEAP's SFT recipe.
     "sft": MethodDefaults(
-        learning_rate=3e-5, epochs=1, lr_scheduler="cosine", warmup_steps=10, max_grad_norm=0.3
+        learning_rate=3e-5,
+        num_train_epochs=1,
+        lr_scheduler_type="cosine",
+        warmup_steps=10,
+        max_grad_norm=0.3,
     ),
     "dpo": MethodDefaults(
         learning_rate=5e-7,
-        epochs=1,
-        lr_scheduler="linear",
+        num_train_epochs=1,
+        lr_scheduler_type="linear",
         warmup_steps=0,
         max_grad_norm=1.0,
         beta=0.1,
     ),
 }
+
+
+class Hyperparameters(CommandConfig):
+    """TRL's ``SFTConfig``/``DPOConfig`` arguments, by their own names; None: the method's."""
+
+    num_train_epochs: float | None = Field(None, gt=0, description="Epochs.")
+    per_device_train_batch_size: int = Field(4, ge=1, description="Examples per device per step.")
+    gradient_accumulation_steps: int = Field(
+        1, ge=1, description="Steps of gradients summed per update."
+    )
+    learning_rate: float | None = Field(None, gt=0, description="Peak learning rate.")
+    lr_scheduler_type: Scheduler | None = Field(None, description="Learning-rate schedule.")
+    warmup_steps: float | None = Field(
+        None, ge=0, description="Warm-up steps; a value below 1 is a fraction of all steps."
+    )
+    weight_decay: float = Field(0.0, ge=0, description="AdamW weight decay.")
+    max_grad_norm: float | None = Field(None, ge=0, description="Gradient-norm clip; 0: none.")
+    seed: int = Field(42, description="Seed of the initialisation and the data order.")
+    activation_checkpointing: bool | None = Field(
+        None,
+        description="Gradient checkpointing (transformers 5's name): trade compute for memory;"
+        " default: on with a GPU, off on CPU.",
+    )
+    dataloader_num_workers: int = Field(0, ge=0, description="Data-loader worker processes.")
+    logging_steps: int = Field(10, ge=1, description="Log the loss every N steps.")
+    save_steps: int = Field(200, ge=1, description="Resumable checkpoint every N steps.")
+    report_to: ReportTo = Field("none", description="Tracker the logs go to.")
+    run_name: str | None = Field(None, description="Run name for the tracker.")
+    project: str | None = Field(
+        None, description="Tracker project (wandb, trackio); default: the tracker's."
+    )
+    beta: float | None = Field(None, gt=0, description="dpo: strength of the KL penalty (β).")
+
+
+class Rendering(CommandConfig):
+    """bc/sft: how conversations become token rows and batches (dpo trains whole pairs)."""
+
+    template: Template = Field(
+        "chat", description="chat: the model's chat template; llama2: AgentGym's [INST] format."
+    )
+    max_length: int | None = Field(
+        None, ge=8, description="Tokens per example at most; longer ones lose early turns."
+    )
+    overflow: Overflow = Field(
+        "truncate_left", description="Over max_length: drop whole early turns, or the example."
+    )
+    batching: Batching = Field(
+        "auto",
+        description="padding_free: a batch's examples in one row, no padding; grouped: batches"
+        " of similar lengths, padded; padded: random batches, padded; auto: padding_free on a"
+        " GPU, grouped on CPU.",
+    )
+    share_prefix: bool = Field(
+        True,
+        description="Compute the untrained opening that a padded batch's rows share once per"
+        " batch, not once per row (same loss and gradients).",
+    )
 
 
 class LoraSpec(CommandConfig):
@@ -81,118 +162,124 @@ class LoraSpec(CommandConfig):
         return fields
 
 
-class TrainConfig(CommandConfig):
-    """``agentgym train bc|sft|dpo``."""
+class Adapters(CommandConfig):
+    """LoRA adapters instead of full fine-tuning."""
 
-    method: Method = Field(description="bc: AgentGym conversations; sft: chat records; dpo.")
-    data: Path = Field(description="Training data (AgentGym JSON, chat JSONL or preference JSONL).")
-    model: Path = Field(description="Model directory to start from (HF format).")
-    out: Path = Field(description="Directory for the trained model, checkpoints and logs.")
-    env: str | None = Field(None, description="Environment of the data; needed by --eval-every.")
-
-    # data
-    template: Literal["chat", "llama2"] = Field(
-        "chat", description="chat: the model's chat template; llama2: AgentGym's [INST] format."
-    )
-    max_length: int | None = Field(
-        None, ge=8, description="Tokens per example at most; longer ones lose early turns."
-    )
-    overflow: Literal["truncate_left", "drop"] = Field(
-        "truncate_left", description="Over max_length: drop whole early turns, or the example."
-    )
-    batching: Literal["auto", "padding_free", "grouped", "padded"] = Field(
-        "auto",
-        description="bc/sft: padding_free: a batch's examples in one row, no padding; grouped:"
-        " batches of similar lengths, padded; padded: random batches, padded; auto:"
-        " padding_free on a GPU, grouped on CPU.",
-    )
-    share_prefix: bool = Field(
-        True,
-        description="bc/sft: compute the untrained opening that a padded batch's rows share"
-        " once per batch, not once per row (same loss and gradients).",
-    )
-
-    # optimisation; None takes the method's default
-    batch_size: int = Field(4, ge=1, description="Examples per device per step.")
-    gradient_accumulation_steps: int = Field(1, ge=1)
-    epochs: float | None = Field(None, gt=0)
-    learning_rate: float | None = Field(None, gt=0)
-    lr_scheduler: Scheduler | None = None
-    warmup_steps: float | None = Field(
-        None, ge=0, description="Warm-up steps; a value below 1 is a fraction of all steps."
-    )
-    weight_decay: float = Field(0.0, ge=0)
-    max_grad_norm: float | None = Field(None, ge=0, description="Gradient-norm clip; 0: none.")
-    beta: float | None = Field(None, gt=0, description="dpo: strength of the KL penalty (β).")
-    seed: int = 42
-    dtype: Literal["auto", "bf16", "fp16", "fp32"] = Field(
-        "auto", description="auto: bf16 on a GPU that has it, else fp32."
-    )
-    gradient_checkpointing: bool | None = Field(
-        None, description="Trade compute for memory; default: on with a GPU, off on CPU."
-    )
-    num_workers: int = Field(0, ge=0, description="Data-loader worker processes.")
-
-    # adapters and output
-    lora: LoraSpec | None = None
+    lora: LoraSpec | None = Field(None, description="Train LoRA adapters (none: every weight).")
     merge: bool = Field(True, description="Save LoRA merged into a plain model (else adapters).")
-    resume: bool = Field(False, description="Continue from the last checkpoint in out/.")
-    save_steps: int = Field(200, ge=1, description="Resumable checkpoint every N steps.")
-    save_every: int | None = Field(
-        None, ge=1, description="Save a full model to out/train_epoch_N every N epochs."
-    )
-
-    # logging
-    logging_steps: int = Field(10, ge=1)
-    report_to: ReportTo = "none"
-    wandb_project: str | None = None
-    run_name: str | None = None
-
-    # rollout evaluation during training
-    eval_every: int | None = Field(
-        None, ge=1, description="Roll the model out on --eval-items every N epochs."
-    )
-    eval_steps: int | None = Field(None, ge=1, description="... or every N steps.")
-    eval_items: Path | None = Field(None, description="AgentGym JSON file of the eval item ids.")
-    env_server: list[str] = Field(default_factory=list, description="Env servers for eval.")
-    max_rounds: int | None = Field(None, ge=1, description="Turns per eval episode.")
-    eval_batch_size: int = Field(8, ge=1, description="Eval episodes in flight at once.")
-    eval_view: StudentView = Field(
-        default_factory=StudentView,
-        description="How the model is shown its eval episodes: as its training data was built.",
-    )
-
-    # launch
-    num_processes: int | None = Field(None, ge=1, description="Processes for accelerate launch.")
-    accelerate_config: Path | None = Field(None, description="An accelerate config file.")
 
     @field_validator("lora", mode="before")
     @classmethod
     def _lora_from_text(cls, value: object) -> object:
         return LoraSpec.parse(value) if isinstance(value, str) else value
 
+
+class Saving(CommandConfig):
+    """Whole models saved along the way (resumable checkpoints: ``hyperparameters.save_steps``)."""
+
+    every: int | None = Field(
+        None, ge=1, description="Save a full model to out/train_epoch_N every N epochs."
+    )
+
+
+class Launch(CommandConfig):
+    """Where and how the training processes run."""
+
+    num_processes: int | None = Field(None, ge=1, description="Processes for accelerate launch.")
+    accelerate_config: Path | None = Field(None, description="An accelerate config file.")
+    dtype: Dtype = Field("auto", description="auto: bf16 on a GPU that has it, else fp32.")
+
+
+class TrainSettings(CommandConfig):
+    """`agentgym train`: how to train, whatever the data and model (unset hyper-parameters take
+    the method's recipe)."""
+
+    hyperparameters: Hyperparameters = Field(
+        default_factory=Hyperparameters,
+        description="TRL's training arguments by their names; unset: the method's recipe.",
+    )
+    rendering: Rendering = Field(
+        default_factory=Rendering, description="bc/sft: conversations to token rows and batches."
+    )
+    adapters: Adapters = Field(default_factory=Adapters, description="LoRA adapters.")
+    saving: Saving = Field(default_factory=Saving, description="Whole models along the way.")
+    launch: Launch = Field(default_factory=Launch, description="Processes and precision.")
+
+
+class TrainTarget(CommandConfig):
+    """What one run trains: the method, its data, the model it starts from, where it writes."""
+
+    method: Method = Field(description="bc: AgentGym conversations; sft: chat records; dpo.")
+    data: Path = Field(description="Training data (AgentGym JSON, chat JSONL or preference JSONL).")
+    model: Path = Field(description="Model directory to start from (HF format).")
+    out: Path = Field(description="Directory for the trained model, checkpoints and logs.")
+    env: str | None = Field(None, description="Environment of the data; needed by eval.")
+    resume: bool = Field(False, description="Continue from the last checkpoint in out/.")
+
+
+class TrainingEval(CommandConfig):
+    """Rollouts of the model on held-out items during training, logged next to the loss."""
+
+    every: int | None = Field(
+        None, ge=1, description="Roll the model out on eval.items every N epochs."
+    )
+    steps: int | None = Field(None, ge=1, description="... or every N steps.")
+    items: Path | None = Field(None, description="AgentGym JSON file of the eval item ids.")
+    env_server: list[str] = Field(
+        default_factory=list, description="Env servers for eval; none: a built-in server."
+    )
+    max_rounds: int | None = Field(None, ge=1, description="Turns per eval episode.")
+    batch_size: int = Field(8, ge=1, description="Eval episodes in flight at once.")
+    view: StudentView = Field(
+        default_factory=StudentView,
+        description="How the model is shown its eval episodes: as its training data was built.",
+    )
+
+    @property
+    def enabled(self) -> bool:
+        return self.every is not None or self.steps is not None
+
+
+class TrainConfig(TrainSettings, TrainTarget):
+    """``agentgym train bc|sft|dpo``: a ``TrainTarget``, its ``TrainSettings`` and the eval."""
+
+    eval: TrainingEval = Field(
+        default_factory=TrainingEval, description="Rollouts during training."
+    )
+
     @model_validator(mode="after")
     def _consistent(self) -> TrainConfig:
-        evaluating = self.eval_every is not None or self.eval_steps is not None
-        if evaluating and (self.eval_items is None or self.env is None):
+        if self.eval.enabled and (self.eval.items is None or self.env is None):
             raise ValueError("--eval-every/--eval-steps need --eval-items FILE and --env NAME")
+        hyperparameters = self.hyperparameters
         if self.method == "dpo":
-            if self.template == "llama2":
-                raise ValueError("--template llama2 is for bc/sft; dpo uses the chat template")
-            if self.max_length is not None:
-                raise ValueError("--max-length is for bc/sft; dpo trains on whole pairs")
-        elif self.beta is not None:
+            changed = [
+                name
+                for name, value in self.rendering
+                if value != Rendering.model_fields[name].default
+            ]
+            if changed:
+                raise ValueError(
+                    f"rendering.{changed[0]} is for bc/sft; dpo trains whole pairs rendered by"
+                    " the chat template"
+                )
+        elif hyperparameters.beta is not None:
             raise ValueError(f"--beta is for dpo; {self.method} has no reference model")
-        # Fill what was left unset from the method's recipe, so the saved config says what ran.
-        for name, value in METHOD_DEFAULTS[self.method]:
-            if getattr(self, name) is None:
-                setattr(self, name, value)
+        # Fill what was left unset from the method's recipe, so the saved config says what ran
+        # (in a copy: the section given may be another config's, e.g. iterate's).
+        unset = {
+            name: value
+            for name, value in METHOD_DEFAULTS[self.method]
+            if getattr(hyperparameters, name) is None
+        }
+        self.hyperparameters = hyperparameters.model_copy(update=unset)
         return self
 
     @property
     def distributed(self) -> bool:
         """Launch through ``accelerate launch`` rather than in this process."""
-        return self.accelerate_config is not None or (self.num_processes or 1) > 1
+        launch = self.launch
+        return launch.accelerate_config is not None or (launch.num_processes or 1) > 1
 
     @property
     def checkpoints(self) -> Path:

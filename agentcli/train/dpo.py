@@ -14,7 +14,7 @@ from datasets import Dataset
 from trl import DPOConfig, DPOTrainer
 
 from agentcli.data.records import ChatMessage, PreferenceRecord
-from agentcli.train.arguments import shared_arguments
+from agentcli.train.arguments import trainer_arguments
 from agentcli.train.config import TrainConfig
 from agentcli.train.datasets import load_preference_records
 from agentcli.train.model import lora_config
@@ -38,8 +38,7 @@ def preference_rows(records: list[PreferenceRecord]) -> dict[str, list[Any]]:
 def build_dpo_trainer(config: TrainConfig, model: Any, tokenizer: Any) -> Any:
     dataset = Dataset.from_dict(preference_rows(load_preference_records(config.data)))
     arguments = DPOConfig(
-        **shared_arguments(config),
-        beta=config.beta,
+        **trainer_arguments(config),  # with dpo's beta
         max_length=None,  # TRL would cut the end of long pairs; we keep them whole
     )
     return DPOTrainer(
@@ -47,5 +46,5 @@ def build_dpo_trainer(config: TrainConfig, model: Any, tokenizer: Any) -> Any:
         args=arguments,
         train_dataset=dataset,
         processing_class=tokenizer,
-        peft_config=lora_config(config.lora) if config.lora else None,
+        peft_config=lora_config(config.adapters.lora) if config.adapters.lora else None,
     )

@@ -1,13 +1,18 @@
 """Start a training run: in this process, or as ``accelerate launch`` of the worker module.
 
-``--num-processes N`` (N > 1) or ``--accelerate-config FILE`` launches ``worker`` (by default
-``agentcli.train.worker``) once per process with the saved config; rank 0 writes the model and
-``train_summary.json``, which this process reads back when the launch ends.
+``launch.num_processes`` N (N > 1) or ``launch.accelerate_config`` launches ``worker`` (by
+default ``agentcli.train.worker``) once per process with the saved config; rank 0 writes the
+model and ``train_summary.json``, which this process reads back when the launch ends.
+
+The in-training eval is the caller's: ``evaluate`` runs in this process, and a distributed run's
+``worker`` module builds its own from the config (a function cannot cross into the processes
+accelerate starts). ``agentcli.train_eval.train`` passes both.
 """
 
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 
@@ -16,23 +21,31 @@ from agentcli.errors import AgentGymError, UsageError
 from agentcli.train.arguments import require_tracker
 from agentcli.train.config import TrainConfig
 from agentcli.train.model import require_model_dir
-from agentcli.train.run import TrainSummary
+from agentcli.train.run import CheckpointEvaluator, TrainSummary, require_evaluator
 
 WORKER = "agentcli.train.worker"
+
+
+def free_port() -> int:
+    """A free local port for the ranks to meet on."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 def accelerate_command(config: TrainConfig, worker: str, *, port: int) -> list[str]:
     """The ``accelerate launch`` command line. Without a config file, ``--multi_gpu`` is what
     starts N processes on GPUs and on CPU alike (gloo there): accelerate's MULTI_CPU mode
     silently runs one process."""
+    launch = config.launch
     command = [sys.executable, "-m", "accelerate.commands.launch"]
-    if config.accelerate_config is not None:
-        command += ["--config_file", str(config.accelerate_config)]
+    if launch.accelerate_config is not None:
+        command += ["--config_file", str(launch.accelerate_config)]
     else:
         command += ["--multi_gpu", "--num_machines", "1", "--mixed_precision", "no"]
         command += ["--dynamo_backend", "no"]
-    if config.num_processes is not None:
-        command += ["--num_processes", str(config.num_processes)]
+    if launch.num_processes is not None:
+        command += ["--num_processes", str(launch.num_processes)]
     command += ["--main_process_port", str(port), "-m", worker, str(config.config_path)]
     return command
 
@@ -40,7 +53,7 @@ def accelerate_command(config: TrainConfig, worker: str, *, port: int) -> list[s
 def check_before_start(config: TrainConfig) -> None:
     """Fail in one line before any process starts or loads a model."""
     require_model_dir(config.model)
-    require_tracker(config.report_to)
+    require_tracker(config.hyperparameters.report_to)
     if not config.data.is_file():
         raise UsageError(f"--data {config.data}: no such file; check the path")
     if not config.resume and config.checkpoints.is_dir() and any(config.checkpoints.iterdir()):
@@ -54,16 +67,20 @@ def check_before_start(config: TrainConfig) -> None:
         (load_preference_records if config.method == "dpo" else load_chat_records)(config.data)
 
 
-def train(config: TrainConfig, *, worker: str = WORKER) -> TrainSummary:
+def train(
+    config: TrainConfig,
+    *,
+    evaluate: CheckpointEvaluator | None = None,
+    worker: str = WORKER,
+) -> TrainSummary:
     """Train as ``config`` says; the summary of what ran."""
+    require_evaluator(config, evaluate)
     check_before_start(config)
     dump_config(config, config.config_path)
     if not config.distributed:
         from agentcli.train.run import run_training
 
-        return run_training(config)
-    from agentcli.envs.launcher import free_port
-
+        return run_training(config, evaluate=evaluate)
     command = accelerate_command(config, worker, port=free_port())
     returncode = subprocess.run(command, check=False).returncode
     if returncode != 0:

@@ -10,13 +10,29 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from agentcli.data.jsonl import write_atomic
+from agentcli.errors import UsageError
 from agentcli.models import no_progress_bars
 from agentcli.train.config import TrainConfig
 
 log = logging.getLogger("agentgym.train")
+
+
+class CheckpointEvaluator(Protocol):
+    """Evaluates the model saved in ``model_dir`` during training: (success rate, mean score).
+    ``name`` (``epoch_N``, ``step_N``) names the evaluation, e.g. for its output folder."""
+
+    def __call__(self, model_dir: Path, name: str) -> tuple[float, float]: ...
+
+
+def require_evaluator(config: TrainConfig, evaluate: CheckpointEvaluator | None) -> None:
+    if config.eval.enabled and evaluate is None:
+        raise UsageError(
+            "eval.every/eval.steps need a checkpoint evaluator: train through"
+            " agentcli.train_eval.train (as `agentgym train` does), which rolls checkpoints out"
+        )
 
 
 @dataclass
@@ -83,20 +99,26 @@ def checkpoint_state(checkpoint: str | None) -> Any:
     return TrainerState.load_from_json(str(Path(checkpoint) / "trainer_state.json"))
 
 
-def run_training(config: TrainConfig, callbacks: Sequence[Any] = ()) -> TrainSummary:
-    """Train as ``config`` says; extra ``callbacks`` see every step (e.g. to record batches)."""
+def run_training(
+    config: TrainConfig,
+    callbacks: Sequence[Any] = (),
+    evaluate: CheckpointEvaluator | None = None,
+) -> TrainSummary:
+    """Train as ``config`` says; extra ``callbacks`` see every step (e.g. to record batches);
+    ``evaluate`` runs the in-training eval (``config.eval``), which needs one."""
     from transformers import PrinterCallback
 
     from agentcli.train.callbacks import EpochHooks, ProgressBar
     from agentcli.train.model import save_trained_model
 
+    require_evaluator(config, evaluate)
     # TRL 1.16 still reads transformers 5's deprecated name: nothing for our users to act on.
     warnings.filterwarnings("ignore", "`is_gradient_checkpointing` is deprecated", FutureWarning)
     with no_progress_bars():  # transformers' per-file bars would tear through ours
         trainer = build_trainer(config)
         trainer.remove_callback(PrinterCallback)  # ProgressBar shows the logs, on rank 0 only
         trainer.add_callback(ProgressBar(config.method))
-        trainer.add_callback(EpochHooks(trainer, config))
+        trainer.add_callback(EpochHooks(trainer, config, evaluate))
         for callback in callbacks:
             trainer.add_callback(callback)
         checkpoint = last_checkpoint(config) if config.resume else None
@@ -106,8 +128,9 @@ def run_training(config: TrainConfig, callbacks: Sequence[Any] = ()) -> TrainSum
         started = time.perf_counter()
         trainer.train(resume_from_checkpoint=checkpoint)
         seconds = time.perf_counter() - started
+        adapters = config.adapters
         save_trained_model(
-            trainer, config.model, config.out, lora=config.lora is not None, merge=config.merge
+            trainer, config.model, config.out, lora=adapters.lora is not None, merge=adapters.merge
         )
     state = trainer.state
     losses = [entry["loss"] for entry in state.log_history if "loss" in entry]

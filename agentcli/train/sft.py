@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from datasets import Dataset
 from trl import SFTConfig, SFTTrainer
 
-from agentcli.train.arguments import shared_arguments
+from agentcli.train.arguments import trainer_arguments
 from agentcli.train.config import TrainConfig
 from agentcli.train.datasets import load_chat_records
 from agentcli.train.model import lora_config
@@ -132,9 +132,9 @@ def build_sft_trainer(config: TrainConfig, model: Any, tokenizer: Any) -> Any:
     examples, report = tokenize_records(
         tokenizer,
         records,
-        template=config.template,
-        max_length=config.max_length,
-        overflow=config.overflow,
+        template=config.rendering.template,
+        max_length=config.rendering.max_length,
+        overflow=config.rendering.overflow,
     )
     log.info("%s: %s", config.data, report.summary())
     dataset = Dataset.from_dict(
@@ -143,9 +143,9 @@ def build_sft_trainer(config: TrainConfig, model: Any, tokenizer: Any) -> Any:
             "completion_mask": [example.completion_mask for example in examples],
         }
     )
-    batching = resolve_batching(config.batching)
+    batching = resolve_batching(config.rendering.batching)
     arguments = SFTConfig(
-        **shared_arguments(config),
+        **trainer_arguments(config),
         completion_only_loss=True,  # train where completion_mask is 1, nowhere else
         padding_free=batching == "padding_free",
         train_sampling_strategy="group_by_length" if batching == "grouped" else "random",
@@ -157,7 +157,7 @@ def build_sft_trainer(config: TrainConfig, model: Any, tokenizer: Any) -> Any:
         args=arguments,
         train_dataset=dataset,
         processing_class=tokenizer,
-        peft_config=lora_config(config.lora) if config.lora else None,
+        peft_config=lora_config(config.adapters.lora) if config.adapters.lora else None,
     )
     if blocker is None:
         trainer.data_collator = SharedPrefixCollator(trainer.data_collator)
@@ -173,8 +173,8 @@ def prefix_blocker(config: TrainConfig, arguments: SFTConfig, model: Any) -> str
             checkpointing=arguments.activation_checkpointing,
             distributed=config.distributed,
         )
-        if config.share_prefix
-        else "share_prefix=false"
+        if config.rendering.share_prefix
+        else "rendering.share_prefix=false"
     )
     if blocker is None:
         log.info("shared prefix: on (each batch's common untrained opening computed once)")

@@ -1,6 +1,8 @@
 """What ``accelerate launch`` runs on each rank: ``python -m agentcli.train.worker CONFIG``.
 
 CONFIG is the ``train_config.yaml`` the launcher saved; logs go to stderr from rank 0 only.
+This module trains without in-training eval; ``agentcli.train_eval`` is the worker that
+evaluates (it calls ``main`` with its evaluator).
 """
 
 from __future__ import annotations
@@ -8,13 +10,14 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import yaml
 
 from agentcli.errors import AgentGymError
 from agentcli.train.config import TrainConfig
-from agentcli.train.run import run_training
+from agentcli.train.run import CheckpointEvaluator, run_training
 
 
 def read_config(path: Path) -> TrainConfig:
@@ -28,11 +31,16 @@ def setup_rank_logging() -> bool:
     return rank_zero
 
 
-def main() -> None:
+def main(
+    build_evaluator: Callable[[TrainConfig], CheckpointEvaluator | None] | None = None,
+) -> None:
+    """Train this rank; ``build_evaluator`` makes the in-training eval from the config."""
     (config_path,) = sys.argv[1:]
     rank_zero = setup_rank_logging()
     try:
-        run_training(read_config(Path(config_path)))
+        config = read_config(Path(config_path))
+        evaluate = build_evaluator(config) if build_evaluator is not None else None
+        run_training(config, evaluate=evaluate)
     except AgentGymError as error:  # one line, from rank 0, as the CLI prints its errors
         if rank_zero:
             logging.getLogger("agentgym.train").error("error: %s", error)

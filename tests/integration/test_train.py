@@ -12,6 +12,7 @@ import torch
 import yaml
 from transformers import AutoModelForCausalLM, TrainerCallback
 
+from agentcli import train_eval
 from agentcli.config import resolve_config
 from agentcli.conversation import ACKNOWLEDGEMENT
 from agentcli.data.records import ChatMessage
@@ -54,7 +55,12 @@ def bc_data(tmp_path: Path) -> Path:
 
 
 def config_for(method: str, data: Path, model: Path, out: Path, *overrides: str) -> TrainConfig:
-    fast = ["learning_rate=0.003", "batch_size=4", "logging_steps=1", "seed=0"]
+    fast = [
+        "hyperparameters.learning_rate=0.003",
+        "hyperparameters.per_device_train_batch_size=4",
+        "hyperparameters.logging_steps=1",
+        "hyperparameters.seed=0",
+    ]
     return resolve_config(
         TrainConfig,
         cli={"method": method, "data": data, "model": model, "out": out},
@@ -71,7 +77,9 @@ def test_bc_lowers_the_loss_and_saves_a_model_rollout_loads(tiny_model, bc_data,
     from agentcli.policy.local import LocalModelPolicy
 
     out = tmp_path / "bc"
-    summary = train(config_for("bc", bc_data, tiny_model, out, "epochs=3"))
+    summary = train(
+        config_for("bc", bc_data, tiny_model, out, "hyperparameters.num_train_epochs=3")
+    )
 
     assert summary.global_step == 12  # 16 conversations / batch 4 × 3 epochs
     assert summary.tokens > 0 and summary.final_loss is not None
@@ -103,9 +111,14 @@ def test_padding_free_batches_give_the_loss_of_separate_sequences(tiny_model, bc
     first_losses = {}
     for batching in ("padding_free", "padded"):
         config = config_for(
-            "bc", bc_data, tiny_model, tmp_path / batching, f"batching={batching}", "epochs=1"
+            "bc",
+            bc_data,
+            tiny_model,
+            tmp_path / batching,
+            f"rendering.batching={batching}",
+            "hyperparameters.num_train_epochs=1",
         )
-        config.learning_rate = 1e-12  # steps change nothing measurable
+        config.hyperparameters.learning_rate = 1e-12  # steps change nothing measurable
         first_losses[batching] = losses(run_training(config))[0]
     assert first_losses["padding_free"] == pytest.approx(first_losses["padded"], rel=1e-4)
 
@@ -132,7 +145,12 @@ def test_shared_prefix_training_follows_the_unshared_losses_down(
     runs, forwards = {}, {}
     for share in ("true", "false"):
         config = config_for(
-            "bc", bc_data, tiny_model, tmp_path / share, f"share_prefix={share}", "epochs=2"
+            "bc",
+            bc_data,
+            tiny_model,
+            tmp_path / share,
+            f"rendering.share_prefix={share}",
+            "hyperparameters.num_train_epochs=2",
         )
         recorder = ForwardRecorder()
         runs[share] = losses(run_training(config, callbacks=[recorder]))
@@ -153,7 +171,16 @@ def test_sft_with_lora_saves_a_merged_plain_model(tiny_model, tmp_path):
     data.write_text("".join(json.dumps(pair) + "\n" for pair in pairs))
     out = tmp_path / "sft"
 
-    train(config_for("sft", data, tiny_model, out, "lora=r=8,alpha=16", "epochs=2"))
+    train(
+        config_for(
+            "sft",
+            data,
+            tiny_model,
+            out,
+            "adapters.lora=r=8,alpha=16",
+            "hyperparameters.num_train_epochs=2",
+        )
+    )
 
     assert (out / "config.json").is_file()
     assert not list(out.glob("adapter*"))
@@ -186,7 +213,9 @@ def test_dpo_raises_the_reward_margin_of_its_pairs(tiny_model, tmp_path):
         )
     data.write_text("".join(json.dumps(row) + "\n" for row in rows))
 
-    summary = train(config_for("dpo", data, tiny_model, tmp_path / "dpo", "epochs=4"))
+    summary = train(
+        config_for("dpo", data, tiny_model, tmp_path / "dpo", "hyperparameters.num_train_epochs=4")
+    )
 
     margins = [
         entry["rewards/margins"] for entry in summary.log_history if "rewards/margins" in entry
@@ -209,7 +238,14 @@ class StopAt(TrainerCallback):
 
 def test_resume_continues_from_the_last_checkpoint(tiny_model, bc_data, tmp_path):
     out = tmp_path / "bc"
-    config = config_for("bc", bc_data, tiny_model, out, "epochs=3", "save_steps=2")
+    config = config_for(
+        "bc",
+        bc_data,
+        tiny_model,
+        out,
+        "hyperparameters.num_train_epochs=3",
+        "hyperparameters.save_steps=2",
+    )
     config.config_path.parent.mkdir(parents=True)
     first = run_training(config, callbacks=[StopAt(6)])
     assert first.global_step == 6
@@ -231,7 +267,14 @@ def test_a_missing_model_directory_is_one_line(bc_data, tmp_path):
 @pytest.mark.slow
 def test_two_cpu_processes_train_on_different_batches(tiny_model, bc_data, tmp_path):
     out = tmp_path / "ddp"
-    config = config_for("bc", bc_data, tiny_model, out, "epochs=1", "num_processes=2")
+    config = config_for(
+        "bc",
+        bc_data,
+        tiny_model,
+        out,
+        "hyperparameters.num_train_epochs=1",
+        "launch.num_processes=2",
+    )
 
     summary = train(config, worker="tests.integration.train_rank_probe")
 
@@ -247,12 +290,12 @@ def test_eval_every_epoch_rolls_out_the_saved_epoch_model(tiny_model, bc_data, t
     items.write_text(json.dumps([{"item_id": "textcraft_0"}, {"item_id": "textcraft_1"}]))
     out = tmp_path / "bc"
     config = config_for(
-        "bc", bc_data, tiny_model, out, "env=textcraft", f"eval_items={items}", "eval_every=1",
-        "save_every=1", "max_rounds=2", "epochs=1", "eval_view.history_steps=1",
-        "eval_view.instruction=false",
+        "bc", bc_data, tiny_model, out, "env=textcraft", f"eval.items={items}", "eval.every=1",
+        "saving.every=1", "eval.max_rounds=2", "hyperparameters.num_train_epochs=1",
+        "eval.view.history_steps=1", "eval.view.instruction=false",
     )  # fmt: skip
 
-    summary = train(config)
+    summary = train_eval.train(config)  # what `agentgym train` runs: training with its eval
 
     assert (out / "train_epoch_1" / "config.json").is_file()
     # The model is shown its eval episodes as its training data was built.
@@ -270,7 +313,17 @@ def test_eval_every_epoch_rolls_out_the_saved_epoch_model(tiny_model, bc_data, t
 
 def test_lora_without_merge_saves_the_adapters(tiny_model, bc_data, tmp_path):
     out = tmp_path / "lora"
-    train(config_for("bc", bc_data, tiny_model, out, "lora=r=4", "merge=false", "epochs=1"))
+    train(
+        config_for(
+            "bc",
+            bc_data,
+            tiny_model,
+            out,
+            "adapters.lora=r=4",
+            "adapters.merge=false",
+            "hyperparameters.num_train_epochs=1",
+        )
+    )
     assert (out / "adapter_config.json").is_file()
     assert not (out / "model.safetensors").exists()
 
@@ -279,4 +332,8 @@ def test_a_tracker_that_is_not_installed_is_one_line(tiny_model, bc_data, tmp_pa
     if importlib.util.find_spec("wandb") is not None:
         pytest.skip("wandb is installed here")
     with pytest.raises(UsageError, match="pip install wandb"):
-        train(config_for("bc", bc_data, tiny_model, tmp_path / "out", "report_to=wandb"))
+        train(
+            config_for(
+                "bc", bc_data, tiny_model, tmp_path / "out", "hyperparameters.report_to=wandb"
+            )
+        )

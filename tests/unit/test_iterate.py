@@ -22,9 +22,9 @@ envs: [textcraft]
 model: models/tiny
 rollout: {{limit: 7, max_rounds: 5, policy: {{temperature: 0.5}}}}
 collect: {{limit: 20, max_rounds: 30}}
-train: {{epochs: 1, run_name: "iter{{iter}}-from-{{prev_iter}}"}}
+train: {{hyperparameters: {{num_train_epochs: 1, run_name: "iter{{iter}}-from-{{prev_iter}}"}}}}
 iterations:
-  1: {{train: {{epochs: 3}}}}
+  1: {{train: {{hyperparameters: {{num_train_epochs: 3}}}}}}
 """
 
 
@@ -41,15 +41,16 @@ def resolve(path: Path, *iterations: int, overrides: tuple[str, ...] = ()) -> li
 
 def test_an_iteration_gets_its_overrides_and_placeholders(config_file):
     first, second = resolve(config_file, 0, 1)
-    assert (first.train.epochs, second.train.epochs) == (1, 3)
-    assert (first.train.run_name, second.train.run_name) == ("iter0", "iter1")
-    assert second.train.batch_size == 4  # a key the override leaves alone keeps its value
+    first_hp, second_hp = first.train.hyperparameters, second.train.hyperparameters
+    assert (first_hp.num_train_epochs, second_hp.num_train_epochs) == (1, 3)
+    assert (first_hp.run_name, second_hp.run_name) == ("iter0", "iter1")
+    assert second_hp.per_device_train_batch_size == 4  # a key the override leaves alone keeps it
 
 
 def test_prev_iter_is_refused_in_iteration_zero(tmp_path):
     path = tmp_path / "iterate.yaml"
     path.write_text(BASE.format(run=tmp_path / "run"))
-    assert resolve(path, 1)[0].train.run_name == "iter1-from-0"
+    assert resolve(path, 1)[0].train.hyperparameters.run_name == "iter1-from-0"
     with pytest.raises(ConfigError, match="prev_iter"):
         resolve(path, 0)
 
@@ -57,12 +58,14 @@ def test_prev_iter_is_refused_in_iteration_zero(tmp_path):
 def test_sections_take_the_stage_commands_own_fields_and_defaults(config_file):
     config = resolve(config_file, 0)[0]
     assert config.collect.split == "train" and config.eval.split == "test"
-    assert config.train.learning_rate is None  # left to the method's recipe, as `train` does
+    assert (
+        config.train.hyperparameters.learning_rate is None
+    )  # left to the method's recipe, as `train` does
     with pytest.raises(ConfigError) as error:
-        resolve(config_file, 0, overrides=("train.epoch=2",))
-    assert str(error.value).startswith("train.epoch: unknown key") and "train.epochs" in str(
-        error.value
-    )
+        resolve(config_file, 0, overrides=("train.hyperparameters.num_train_epoch=2",))
+    message = str(error.value)
+    assert message.startswith("train.hyperparameters.num_train_epoch: unknown key")
+    assert "train.hyperparameters.num_train_epochs" in message
     with pytest.raises(ConfigError, match=r"^rollout.limit: must be ≥ 1"):
         resolve(config_file, 0, overrides=("rollout.limit=0",))
 

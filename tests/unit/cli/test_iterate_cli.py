@@ -9,7 +9,8 @@ def write_config(tmp_path):
     path = tmp_path / "iterate.yaml"
     path.write_text(
         f"run: {tmp_path / 'run'}\nenvs: [textcraft]\nmodel: models/tiny\n"
-        "train: {epochs: 1}\niterations: {1: {train: {epochs: 2}}}\n"
+        "train: {hyperparameters: {num_train_epochs: 1}}\n"
+        "iterations: {1: {train: {hyperparameters: {num_train_epochs: 2}}}}\n"
     )
     return path
 
