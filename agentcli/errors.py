@@ -51,6 +51,10 @@ class UnreachableError(FatalRunError):
     """An env server or model endpoint cannot be reached at all."""
 
 
+class WrongServerError(UsageError, FatalRunError):
+    """An environment server that serves another environment than the one asked for."""
+
+
 class ModelAuthError(FatalRunError):
     """A model endpoint refuses our API key."""
 

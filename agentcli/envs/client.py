@@ -23,7 +23,7 @@ import httpx
 from agentcli.envs.base import Transition
 from agentcli.envs.protocol import WIRE_FORMATS, WireFormat, transition_from_payload
 from agentcli.envs.registry import get_spec
-from agentcli.errors import EnvServerError, UnreachableError
+from agentcli.errors import EnvServerError, UnreachableError, WrongServerError
 
 log = logging.getLogger("agentgym.client")
 BOOT_HEADER = "x-agentgym-boot"
@@ -135,6 +135,8 @@ class EnvClient:
                     response = await self._http.get("/")
                 if response.status_code == 200:
                     self.boot_id = response.headers.get(BOOT_HEADER)
+                    if self.boot_id:  # ours: /health names the env (AgentGym's servers do not)
+                        self._check_serves(response.json().get("env"))
                     return
             except httpx.TransportError:
                 pass
@@ -145,8 +147,18 @@ class EnvClient:
                 )
             await asyncio.sleep(0.2)
 
+    def _check_serves(self, served: str | None) -> None:
+        """Refuse a server that says it serves another env."""
+        if served is not None and served != self.env:
+            raise WrongServerError(
+                f"the server at {self.base_url} serves {served}, not {self.env}: pass --env"
+                f" {served}, or the URL of a {self.env} server"
+            )
+
     async def splits(self) -> dict[str, int]:
-        return (await self.request("GET", "/tasks"))["splits"]
+        tasks = await self.request("GET", "/tasks")
+        self._check_serves(tasks.get("env"))
+        return tasks["splits"]
 
     async def split_indices(self, split: str) -> list[int]:
         return (await self.request("GET", "/tasks", params={"split": split}))["indices"]
