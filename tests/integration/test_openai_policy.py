@@ -185,6 +185,20 @@ def test_rollout_command_records_what_the_endpoint_answered(server, tmp_path):
         assert API_KEY not in text
 
 
+def test_requests_to_the_endpoint_are_logged_only_with_debug(server, tmp_path):
+    command = [
+        sys.executable, "-m", "agentcli.cli.main", "rollout", "--env", "textcraft",
+        "--base-url", server.url, "--model-name", "m", "--limit", "1", "--max-rounds", "2",
+        "--out", str(tmp_path / "rollout"),
+    ]  # fmt: skip
+    run = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert len(server.requests) == 2 and "HTTP Request" not in run.stderr
+    debug = subprocess.run([*command[:3], "--debug", *command[3:], "--overwrite"],
+                           capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert debug.returncode == 0 and "HTTP Request" in debug.stderr
+
+
 def test_a_refused_key_stops_the_rollout_instead_of_failing_every_episode(server, tmp_path):
     server.fail_next("unauthorized", times=100)
     config = RolloutConfig(
