@@ -83,11 +83,11 @@ def write_metrics(rows: list[Metrics], out_dir: Path) -> None:
     )
 
 
-def evaluate(config: RolloutConfig, on_episode: Any = None) -> list[Metrics]:
+def evaluate(config: RolloutConfig, on_progress: Any = None) -> list[Metrics]:
     """Roll the policy out on the items, then score every episode in the output."""
     from agentcli.rollout import execute
 
-    execute(config, on_episode)
+    execute(config, on_progress)
     rows = compute_metrics(read_records(config.episodes_path, Episode))
     write_metrics(rows, config.episodes_path.parent)
     return rows

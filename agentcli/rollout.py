@@ -47,13 +47,15 @@ END_DONE, END_MAX_ROUNDS, END_CONTEXT, END_ERROR = "done", "max_rounds", "contex
 
 @dataclass
 class RolloutStats:
-    """What a run did; ``on_episode`` callbacks see it grow."""
+    """What a run did; ``on_progress`` callbacks see it grow: once the items are known, then
+    after each episode."""
 
     total: int
     skipped: int = 0
     finished: int = 0
     successes: int = 0
     errors: int = 0
+    turns: int = 0
     started_at: float = 0.0
 
     @property
@@ -61,9 +63,21 @@ class RolloutStats:
         return self.successes / self.finished if self.finished else 0.0
 
     @property
+    def pending(self) -> int:
+        """Items this run plays (those already finished are skipped)."""
+        return self.total - self.skipped
+
+    @property
     def episodes_per_s(self) -> float:
+        return self._per_s(self.finished)
+
+    @property
+    def turns_per_s(self) -> float:
+        return self._per_s(self.turns)
+
+    def _per_s(self, count: int) -> float:
         elapsed = time.perf_counter() - self.started_at
-        return self.finished / elapsed if elapsed > 0 else 0.0
+        return count / elapsed if elapsed > 0 else 0.0
 
 
 def finished_items(path: Path) -> set[str]:
@@ -190,13 +204,15 @@ async def run_rollout(
     max_rounds: int | None = None,
     view: StudentView | None = None,
     meta: dict[str, Any] | None = None,
-    on_episode: Callable[[Episode, RolloutStats], None] | None = None,
+    on_progress: Callable[[RolloutStats], None] | None = None,
 ) -> RolloutStats:
     """Run every item not already finished in ``out``; append each Episode as it ends."""
     done = finished_items(out)
     pending = [index for index in items if item_id(spec.name, index) not in done]
     stats = RolloutStats(total=len(items), skipped=len(items) - len(pending))
     stats.started_at = time.perf_counter()
+    if on_progress:
+        on_progress(stats)
     clients = [EnvClient(url, spec.name) for url in env_servers]
     seats = [Seat(clients[number % len(clients)]) for number in range(concurrency)]
     queue = iter(pending)  # the seats take items in order, each when its last episode ends
@@ -220,8 +236,9 @@ async def run_rollout(
                     stats.finished += 1
                     stats.successes += episode.success
                     stats.errors += episode.meta["end_reason"] == END_ERROR
-                    if on_episode:
-                        on_episode(episode, stats)
+                    stats.turns += episode.n_steps
+                    if on_progress:
+                        on_progress(stats)
             finally:
                 await seat.close()
 
@@ -321,7 +338,7 @@ async def _select_items(config: RolloutConfig, url: str) -> list[int]:
 
 
 def execute(
-    config: RolloutConfig, on_episode: Callable[[Episode, RolloutStats], None] | None = None
+    config: RolloutConfig, on_progress: Callable[[RolloutStats], None] | None = None
 ) -> RolloutStats:
     """Check that a rerun resumes the same settings, start servers if needed, pick the items,
     build the policy, run, save the config."""
@@ -345,7 +362,7 @@ def execute(
                     max_rounds=config.max_rounds,
                     view=config.view,
                     meta={"model": str(config.policy.model or config.policy.model_name or "")},
-                    on_episode=on_episode,
+                    on_progress=on_progress,
                 )
             finally:
                 await policy.aclose()

@@ -55,6 +55,7 @@ from agentcli.conversation import (
     parse_reply,
     student_messages,
 )
+from agentcli.data.jsonl import read_records
 from agentcli.data.records import ChatMessage, Episode, Step, parse_item_id
 from agentcli.envs.base import Transition
 from agentcli.envs.client import EnvClient, RemoteSession
@@ -102,21 +103,21 @@ async def warmed_items(url: str, count: int) -> list[int]:
 def engine_run(
     policy: LocalModelPolicy, url: str, items: list[int], args: argparse.Namespace
 ) -> Run:
-    episodes: list[Episode] = []
     with tempfile.TemporaryDirectory() as out:
+        episodes_path = Path(out) / "episodes.jsonl"
         asyncio.run(
             run_rollout(
                 SPEC,
                 [url],
                 policy,
                 items,
-                Path(out) / "episodes.jsonl",
+                episodes_path,
                 split="test",
                 concurrency=args.concurrency,
                 max_rounds=args.max_rounds,
-                on_episode=lambda episode, _: episodes.append(episode),
             )
         )
+        episodes = read_records(episodes_path, Episode)
     errors = [episode.meta["error"] for episode in episodes if "error" in episode.meta]
     if errors:
         raise SystemExit(f"the engine's episodes failed: {errors[0]}")

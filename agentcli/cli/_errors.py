@@ -22,7 +22,10 @@ def describe(exc: BaseException) -> tuple[str, int] | None:
         message = exc.format_message().replace("Value error, ", "")
         return (f"{message} (see --help)" if message else ""), exc.exit_code
     if isinstance(exc, KeyboardInterrupt | typer.Abort):
-        return "interrupted", EXIT_INTERRUPTED
+        return (
+            "interrupted: rerun the same command to resume (finished work is kept)",
+            EXIT_INTERRUPTED,
+        )
     if isinstance(exc, FileNotFoundError):
         return f"no such file or directory: {exc.filename}; check the path", EXIT_USAGE
     if isinstance(exc, IsADirectoryError | NotADirectoryError):

@@ -19,24 +19,29 @@ def roll_out(config: Any) -> None:
 
 
 def run_with_progress(config: Any, run: Any = None) -> Any:
-    """Run the rollout (or ``run``, e.g. eval) with a progress bar on stderr: episodes,
-    success so far, episodes/s."""
+    """Run the rollout (or ``run``, e.g. eval) with a progress bar on stderr: episodes of the
+    items known up front, success so far, episodes and turns per second, time left."""
     from agentcli.rollout import execute
 
-    fields = ("success {task.fields[success]:.0%}", "{task.fields[rate]:.2f} ep/s")
+    fields = (
+        "success {task.fields[success]:.0%}",
+        "{task.fields[rate]:.2f} ep/s",
+        "{task.fields[turns]:.1f} turns/s",
+    )
     with progress(*fields) as bars:
-        task = bars.add_task(config.env, total=None, success=0.0, rate=0.0)
+        task = bars.add_task(config.env, total=None, success=0.0, rate=0.0, turns=0.0)
 
-        def on_episode(episode: Any, stats: Any) -> None:
+        def on_progress(stats: Any) -> None:
             bars.update(
                 task,
-                total=stats.total - stats.skipped,
+                total=stats.pending,
                 completed=stats.finished,
                 success=stats.success_rate,
                 rate=stats.episodes_per_s,
+                turns=stats.turns_per_s,
             )
 
-        return (run or execute)(config, on_episode)
+        return (run or execute)(config, on_progress)
 
 
 def print_rollout_summary(config: Any, stats: Any) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 
@@ -87,11 +87,16 @@ def main() -> None:
         known = _errors.describe(exc)
         if known is None or _debugging():
             raise
-        message, code = known
-        if message:  # a bare `agentgym` prints its help, which says it all
-            stderr.print(f"[red]error:[/] {message}", markup=True, highlight=False, soft_wrap=True)
-        sys.exit(code)
+        _fail(*known)
+    if exit_code == _errors.EXIT_INTERRUPTED:  # typer answers Ctrl-C with this code
+        _fail(*_errors.describe(KeyboardInterrupt()))
     sys.exit(exit_code if isinstance(exit_code, int) else 0)
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    if message:  # a bare `agentgym` prints its help, which says it all
+        stderr.print(f"[red]error:[/] {message}", markup=True, highlight=False, soft_wrap=True)
+    sys.exit(code)
 
 
 if __name__ == "__main__":

@@ -177,7 +177,7 @@ class _Plan:
         )
 
         def run() -> str:
-            rows = evaluate(rollout, self._on_episode(rollout))
+            rows = evaluate(rollout, self._on_progress(rollout))
             row = next(row for row in rows if row.env == env and row.category == "all")
             return (
                 f"{env}: success {row.success_rate:.1%}, score {row.mean_score:.3g},"
@@ -339,18 +339,18 @@ class _Plan:
     def _roll_out(self, config: RolloutConfig, line: str) -> str:
         from agentcli.rollout import execute
 
-        stats = execute(config, self._on_episode(config))
+        stats = execute(config, self._on_progress(config))
         return line.format(stats.total) + (
             f", success {stats.success_rate:.1%} ({stats.errors} errors) → {config.episodes_path}"
         )
 
-    def _on_episode(self, config: RolloutConfig) -> Callable[[Any, Any], None]:
+    def _on_progress(self, config: RolloutConfig) -> Callable[[Any], None]:
         name = f"{config.env} {config.episodes_path.parent.name}"
 
-        def on_episode(episode: Any, stats: Any) -> None:
-            self.progress(name, stats.finished, stats.total - stats.skipped)
+        def on_progress(stats: Any) -> None:
+            self.progress(name, stats.finished, stats.pending)
 
-        return on_episode
+        return on_progress
 
     def _teach(self, stage: Callable[..., Any], config: Any) -> str:
         def on_item(stats: Any) -> None:

@@ -24,13 +24,19 @@ log = logging.getLogger("agentgym.train")
 
 
 class ProgressBar(TrainerCallback):
-    """A bar on stderr (rank 0, terminals only) with the loss, tokens/s and the ETA."""
+    """A bar on stderr (rank 0) with the loss, tokens/s and the ETA; where stderr is not a
+    terminal, a log line instead at each logging step and at least every ``HEARTBEAT_S``."""
+
+    HEARTBEAT_S = 30.0
 
     def __init__(self, description: str) -> None:
         self.description = description
         self.bar: Any = None
         self.started = 0.0
         self.tokens_at_start = 0
+        self.steps_at_start = 0
+        self.loss: float | None = None
+        self.last_line = 0.0
 
     def on_train_begin(self, args, state, control, **kwargs):
         if not state.is_world_process_zero:
@@ -45,31 +51,52 @@ class ProgressBar(TrainerCallback):
             disable=None,  # off when stderr is not a terminal
             dynamic_ncols=True,
         )
-        self.started = time.perf_counter()
+        self.started = self.last_line = time.perf_counter()
         self.tokens_at_start = state.num_input_tokens_seen
+        self.steps_at_start = state.global_step
 
     def on_step_end(self, args, state, control, **kwargs):
-        if self.bar is not None:
-            self.bar.update(state.global_step - self.bar.n)
+        if self.bar is None:
+            return
+        self.bar.update(state.global_step - self.bar.n)
+        if self.bar.disable and time.perf_counter() - self.last_line >= self.HEARTBEAT_S:
+            self._log_line(state)
 
     def on_log(self, args, state, control, logs=None, **kwargs):
         if self.bar is None or not logs or "loss" not in logs:
             return
-        elapsed = time.perf_counter() - self.started
-        tokens = state.num_input_tokens_seen - self.tokens_at_start
-        speed = f"{tokens / elapsed:.0f}" if elapsed else "-"
-        if self.bar.disable:  # not a terminal: a log line instead of the bar
-            log.info(
-                "step %d/%d: loss %.4g, %s tokens/s",
-                state.global_step, state.max_steps, logs["loss"], speed,
-            )  # fmt: skip
+        self.loss = logs["loss"]
+        if self.bar.disable:
+            self._log_line(state)
         else:
-            self.bar.set_postfix(loss=f"{logs['loss']:.4g}", tok_s=speed)
+            self.bar.set_postfix(loss=f"{self.loss:.4g}", tok_s=self._speed(state))
 
     def on_train_end(self, args, state, control, **kwargs):
         if self.bar is not None:
             self.bar.close()
             self.bar = None
+
+    def _log_line(self, state: Any) -> None:
+        now = time.perf_counter()
+        done = state.global_step - self.steps_at_start
+        left = (now - self.started) / done * (state.max_steps - state.global_step) if done else 0
+        loss = f"{self.loss:.4g}" if self.loss is not None else "-"
+        log.info(
+            "step %d/%d: loss %s, %s tokens/s, %s left",
+            state.global_step, state.max_steps, loss, self._speed(state), _duration(left),
+        )  # fmt: skip
+        self.last_line = now
+
+    def _speed(self, state: Any) -> str:
+        elapsed = time.perf_counter() - self.started
+        tokens = state.num_input_tokens_seen - self.tokens_at_start
+        return f"{tokens / elapsed:.0f}" if elapsed else "-"
+
+
+def _duration(seconds: float) -> str:
+    minutes, seconds = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{seconds:02d}"
 
 
 class EpochHooks(TrainerCallback):

@@ -223,3 +223,33 @@ def test_a_rerun_resumes_only_the_same_settings(tmp_path):
     replaced = execute(_oracle("babyai-putnext", out, split="train", limit=1, max_rounds=3,
                                overwrite=True))  # fmt: skip
     assert replaced.skipped == 0 and len(read_records(out, Episode)) == 1
+
+
+def test_ctrl_c_says_how_to_resume_and_a_rerun_finishes(tmp_path):
+    out = tmp_path / "demos.jsonl"
+    command = [
+        sys.executable, "-m", "agentcli.cli.main", "collect", "--env", "textcraft",
+        "--split", "train", "--limit", "200", "--concurrency", "2", "--out", str(out),
+    ]  # fmt: skip
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and (not out.exists() or out.read_text().count("\n") < 5):
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130
+    assert stderr.strip().splitlines()[-1].endswith("interrupted: rerun the same command to resume"
+                                                    " (finished work is kept)")  # fmt: skip
+    assert "Traceback" not in stderr
+    rerun = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    assert rerun.returncode == 0, rerun.stderr
+    assert len({episode.item_id for episode in read_records(out, Episode)}) == 200
+
+
+def test_progress_knows_the_items_before_the_first_episode_ends(tmp_path):
+    seen: list[tuple[int, int, int]] = []
+    execute(_oracle("babyai-putnext", tmp_path / "e.jsonl", split="train", limit=3),
+            lambda stats: seen.append((stats.finished, stats.pending, stats.turns)))  # fmt: skip
+    assert seen[0] == (0, 3, 0)
+    assert [finished for finished, _, _ in seen] == [0, 1, 2, 3]
+    assert seen[-1][2] == sum(e.n_steps for e in read_records(tmp_path / "e.jsonl", Episode))
