@@ -42,7 +42,7 @@ from agentcli.data.records import (
     parse_item_id,
 )
 from agentcli.errors import UsageError
-from agentcli.run_layout import RunLayout
+from agentcli.iterate.run_layout import RunLayout
 
 log = logging.getLogger("agentgym.data")
 

@@ -16,9 +16,9 @@ from agentcli.conversation import StudentView
 from agentcli.data.build import BuildDataConfig
 from agentcli.envs.registry import get_spec
 from agentcli.errors import UsageError
+from agentcli.iterate.run_layout import RunLayout
 from agentcli.policy import PolicyConfig
 from agentcli.rollout import RolloutConfig
-from agentcli.run_layout import RunLayout
 from agentcli.teacher import TeacherConfig
 from agentcli.teacher.stages import CorrectConfig
 from agentcli.train.config import TrainConfig
