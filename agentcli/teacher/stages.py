@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -34,8 +33,6 @@ from agentcli.teacher.ledger import now
 from agentcli.teacher.llm_client import ClientStats, NotSent
 
 log = logging.getLogger("agentgym.teacher")
-
-_ITERATION_DIR = re.compile(r"iter[0-9]+")
 
 
 class Failure(Record):
@@ -151,15 +148,17 @@ class CorrectConfig(StageConfig):
 
     @model_validator(mode="after")
     def _defaults(self) -> CorrectConfig:
-        folder = self.rollout if self.rollout.suffix != ".jsonl" else self.rollout.parent
+        run = RunLayout.of_rollout(self.rollout)
         if self.out is None:
-            # runs/x/iterK/rollout → runs/x/iterK/correction, as RunLayout places them.
-            self.out = (folder.parent if folder.name == "rollout" else folder) / "correction"
-        if self.state is None and folder.name == "rollout":
-            iteration = folder.parent
-            if _ITERATION_DIR.fullmatch(iteration.name):
-                run_state = RunLayout(iteration.parent).privileged_state
-                self.state = run_state if run_state.exists() else None
+            if run is not None:
+                layout, k = run
+                self.out = layout.corrections(k).parent
+            else:  # a rollout folder of one's own gets its correction folder beside it
+                folder = self.rollout if self.rollout.suffix != ".jsonl" else self.rollout.parent
+                self.out = (folder.parent if folder.name == "rollout" else folder) / "correction"
+        if self.state is None and run is not None:
+            run_state = run[0].privileged_state
+            self.state = run_state if run_state.exists() else None
         return self
 
     @property
