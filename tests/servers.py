@@ -1,4 +1,5 @@
-"""Real environment servers on free loopback ports for tests, as `agentgym env serve` runs them."""
+"""Real environment servers on free loopback ports for tests, as `agentgym env serve` runs them
+(through ``python -m agentcli.envs.serve``, the entry point the launcher spawns)."""
 
 from __future__ import annotations
 
