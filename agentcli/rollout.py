@@ -21,6 +21,7 @@ from typing import Any
 
 from pydantic import Field
 
+from agentcli.common import END_CONTEXT, END_DONE, END_ERROR, END_MAX_ROUNDS, EndReason
 from agentcli.config import CommandConfig, dump_config
 from agentcli.conversation import (
     StudentView,
@@ -30,7 +31,7 @@ from agentcli.conversation import (
     student_messages,
 )
 from agentcli.data.jsonl import append_records, read_records
-from agentcli.data.records import EndReason, Episode, Step, item_id, parse_item_id
+from agentcli.data.records import Episode, Step, item_id, parse_item_id
 from agentcli.envs.base import EnvSpec, Transition
 from agentcli.envs.client import EnvClient, RemoteSession
 from agentcli.envs.launcher import env_servers
@@ -40,8 +41,6 @@ from agentcli.policy import PolicyConfig, build_policy
 from agentcli.policy.base import Policy
 
 log = logging.getLogger("agentgym.rollout")
-
-END_DONE, END_MAX_ROUNDS, END_CONTEXT, END_ERROR = "done", "max_rounds", "context_exceeded", "error"
 
 
 @dataclass

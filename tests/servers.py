@@ -8,7 +8,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from agentcli.envs.launcher import free_port, server_process
+from agentcli.common import free_port
+from agentcli.envs.launcher import server_process
 
 __all__ = ["child_commands", "free_port", "running_server", "running_server_process"]
 

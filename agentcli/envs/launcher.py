@@ -6,7 +6,6 @@ import ctypes
 import logging
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -17,6 +16,7 @@ from pathlib import Path
 
 import httpx
 
+from agentcli.common import free_port
 from agentcli.envs.base import EnvSpec
 from agentcli.errors import EnvServerError, EnvUnavailableError, UsageError
 
@@ -24,12 +24,6 @@ log = logging.getLogger("agentgym.launcher")
 
 PR_SET_PDEATHSIG = 1
 READY_TIMEOUT_S = 180.0  # sciworld's first JVM and alfworld's planner take a while on 2 cores
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _die_with_parent() -> None:

@@ -42,7 +42,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from agentcli.data.jsonl import write_atomic
+from agentcli.common import write_atomic
 from agentcli.errors import UsageError
 
 log = logging.getLogger("agentgym.iterate")

@@ -21,12 +21,12 @@ from typing import ClassVar
 
 from pydantic import BaseModel, Field, model_validator
 
+from agentcli.common import END_ERROR
 from agentcli.config import CommandConfig, dump_config
 from agentcli.data.jsonl import append_records, done_ids, read_records, write_records
 from agentcli.data.records import Episode, PrivilegedState, Record, item_id
 from agentcli.errors import AgentGymError, BudgetExceededError, FatalRunError, UsageError
 from agentcli.iterate.run_layout import RunLayout
-from agentcli.rollout import END_ERROR
 from agentcli.teacher import TeacherConfig, build_teacher
 from agentcli.teacher.base import Teacher
 from agentcli.teacher.ledger import now
