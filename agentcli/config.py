@@ -14,7 +14,6 @@ import difflib
 import itertools
 import os
 import re
-import tempfile
 import types
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -25,6 +24,7 @@ from dotenv import dotenv_values
 from pydantic import BaseModel, ConfigDict, SecretStr, ValidationError
 from pydantic_core import to_jsonable_python
 
+from agentcli.common import write_atomic
 from agentcli.errors import ConfigError
 
 ENV_PREFIX = "AGENTGYM_"
@@ -111,13 +111,7 @@ def validate_config(model: type[ConfigT], data: Mapping[str, Any], *, source: st
 
 def dump_config(config: BaseModel, path: Path) -> None:
     """Write ``config_as_yaml`` to ``path`` atomically, so a killed run never leaves half a file."""
-    text = config_as_yaml(config)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(
-        "w", encoding="utf-8", dir=path.parent, suffix=".tmp", delete=False
-    ) as file:
-        file.write(text)
-    os.replace(file.name, path)
+    write_atomic(path, config_as_yaml(config))
 
 
 # --- sources ---------------------------------------------------------------------------------

@@ -11,7 +11,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentcli.data.jsonl import read_records, write_atomic
+from agentcli.common import END_ERROR, write_atomic
+from agentcli.data.jsonl import read_records
 from agentcli.data.records import Episode, parse_item_id
 from agentcli.envs.registry import get_spec
 
@@ -41,7 +42,7 @@ def _summarise(env: str, category: str, episodes: list[Episode]) -> Metrics:
         success_rate=sum(e.success for e in episodes) / count,
         mean_score=sum(e.reward for e in episodes) / count,
         mean_steps=sum(e.n_steps for e in episodes) / count,
-        errors=sum(e.meta.get("end_reason") == "error" for e in episodes),
+        errors=sum(e.meta.get("end_reason") == END_ERROR for e in episodes),
     )
 
 

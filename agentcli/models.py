@@ -7,11 +7,10 @@ with a chat template) that every other command loads with ``from_pretrained``.
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agentcli.common import no_progress_bars
 from agentcli.errors import ModelUnavailableError, UsageError
 
 if TYPE_CHECKING:
@@ -158,21 +157,6 @@ def build_tiny_model(
         model.save_pretrained(out)
     tokenizer.save_pretrained(out)
     return out
-
-
-@contextmanager
-def no_progress_bars() -> Iterator[None]:
-    """transformers' per-file bars would tear through the CLI's spinner; silence them here."""
-    from transformers.utils import logging as transformers_logging
-
-    if not transformers_logging.is_progress_bar_enabled():
-        yield
-        return
-    transformers_logging.disable_progress_bar()
-    try:
-        yield
-    finally:
-        transformers_logging.enable_progress_bar()
 
 
 def smollm2_gguf() -> Path:

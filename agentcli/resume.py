@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from agentcli.data.jsonl import write_atomic
+from agentcli.common import write_atomic
 from agentcli.errors import UsageError
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".gguf", ".pt")

@@ -20,6 +20,7 @@ from typing import Any
 
 from pydantic import Field, model_validator
 
+from agentcli.common import END_CONTEXT, END_DONE, END_ERROR, END_MAX_ROUNDS, EndReason
 from agentcli.config import CommandConfig, dump_config
 from agentcli.conversation import (
     StudentView,
@@ -29,7 +30,7 @@ from agentcli.conversation import (
     student_messages,
 )
 from agentcli.data.jsonl import append_records, read_records
-from agentcli.data.records import EndReason, Episode, Step, item_id
+from agentcli.data.records import Episode, Step, item_id
 from agentcli.envs.base import EnvSpec, Transition
 from agentcli.envs.client import EnvClient, RemoteSession
 from agentcli.envs.launcher import env_servers
@@ -41,8 +42,6 @@ from agentcli.policy.base import Policy
 from agentcli.resume import guard_output, weights_identity
 
 log = logging.getLogger("agentgym.rollout")
-
-END_DONE, END_MAX_ROUNDS, END_CONTEXT, END_ERROR = "done", "max_rounds", "context_exceeded", "error"
 
 
 @dataclass

@@ -17,7 +17,7 @@ from generated_page import write_or_check
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
-from agentcli.iterate import IterateConfig
+from agentcli.iterate.config import IterateConfig
 
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "iterate.md"
 START, END = "<!-- config reference: start -->", "<!-- config reference: end -->"

@@ -1,4 +1,5 @@
-"""Real environment servers on free loopback ports for tests, as `agentgym env serve` runs them."""
+"""Real environment servers on free loopback ports for tests, as `agentgym env serve` runs them
+(through ``python -m agentcli.envs.serve``, the entry point the launcher spawns)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from agentcli.envs.launcher import free_port, server_process
+from agentcli.common import free_port
+from agentcli.envs.launcher import server_process
 
 __all__ = ["child_commands", "free_port", "running_server", "running_server_process"]
 

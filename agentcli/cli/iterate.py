@@ -38,12 +38,8 @@ def iterate(
 
     Example: agentgym iterate --config configs/quickstart.yaml --iters 0-1
     """
-    from agentcli.iterate import (
-        iteration_line,
-        iteration_numbers,
-        resolve_iterations,
-        run_iteration,
-    )
+    from agentcli.iterate.config import iteration_numbers
+    from agentcli.iterate.loop import iteration_line, resolve_iterations, run_iteration
 
     configs = resolve_iterations(config, iteration_numbers(iteration, iterations), overrides or [])
     if print_config:

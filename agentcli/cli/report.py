@@ -19,7 +19,7 @@ def report(
 
     Example: agentgym report runs/quickstart
     """
-    from agentcli.report import PLOT_NAME, paired_comparisons, plot_report, read_report
+    from agentcli.iterate.report import PLOT_NAME, paired_comparisons, plot_report, read_report
 
     rows = read_report(run)
     plot_report(rows, run / PLOT_NAME, title=run.name)

@@ -28,10 +28,11 @@ from typing import Literal, TypeVar
 
 from pydantic import BaseModel, Field, model_validator
 
+from agentcli.common import write_atomic
 from agentcli.config import CommandConfig, dump_config
 from agentcli.conversation import StudentView, episode_conversation, student_messages, turn_text
 from agentcli.data.convert import agentgym_training_text
-from agentcli.data.jsonl import read_records, write_atomic, write_records
+from agentcli.data.jsonl import read_records, write_records
 from agentcli.data.records import (
     ChatMessage,
     ChatRecord,
@@ -42,7 +43,7 @@ from agentcli.data.records import (
     parse_item_id,
 )
 from agentcli.errors import UsageError
-from agentcli.run_layout import RunLayout
+from agentcli.iterate.run_layout import RunLayout
 
 log = logging.getLogger("agentgym.data")
 

@@ -34,6 +34,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from agentcli.common import write_atomic
 from agentcli.conversation import episode_conversation, parse_reply
 from agentcli.data import jsonl
 from agentcli.data.records import ChatRecord, Episode, Step, parse_item_id
@@ -120,7 +121,7 @@ def read_episodes(path: Path, source_format: Format, *, env: str | None = None) 
 def write_episodes(episodes: Sequence[Episode], path: Path, to: Format) -> None:
     """Write atomically: a file through a temporary file, a LEAP directory as a whole."""
     if to == "agentgym":
-        jsonl.write_atomic(path, agentgym_text(episodes))
+        write_atomic(path, agentgym_text(episodes))
     elif to == "leap":
         _write_directory(path, leap_files(episodes))
     else:

@@ -14,13 +14,13 @@ from __future__ import annotations
 import json
 import logging
 import os
-import uuid
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from agentcli.common import write_atomic
 from agentcli.errors import UsageError
 
 logger = logging.getLogger(__name__)
@@ -107,21 +107,6 @@ def repair_tail(path: Path) -> bool:
 def write_records(path: Path, records: Iterable[BaseModel]) -> None:
     """Write a whole JSONL file atomically: readers see the old file or the new, never half."""
     write_atomic(path, "".join(record.model_dump_json() + "\n" for record in records))
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` (UTF-8) through a temporary file and a rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
-    try:
-        with temporary.open("xb") as file:  # permissions as for any new file (umask applies)
-            file.write(text.encode("utf-8"))
-            file.flush()
-            os.fsync(file.fileno())  # the rename must not land before the data does
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
 
 
 def _json_lines(path: Path) -> Iterator[tuple[int, Any]]:

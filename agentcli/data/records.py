@@ -16,8 +16,6 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from agentcli.errors import UsageError
 
-EndReason = Literal["done", "max_rounds", "context_exceeded", "error"]  # Episode.meta["end_reason"]
-
 _ITEM_ID = re.compile(r"(?P<env>[A-Za-z][A-Za-z0-9_-]*)_(?P<index>0|[1-9][0-9]*)")
 
 
@@ -75,8 +73,9 @@ class Episode(_Keyed):
     ``instruction`` opens the conversation (the env's prompt); ``final_observation`` is the
     env's answer to the last action, when there was one; ``n_steps`` is ``len(steps)`` and is
     filled in when left out. ``meta`` holds policy, model, iteration, seed, timings,
-    ``end_reason`` (an ``EndReason``) and ``error``; converters keep there what a foreign
-    format held that these fields cannot (``meta["agentgym"]``, ``meta["leap"]``).
+    ``end_reason`` (an ``agentcli.common.EndReason``) and ``error``; converters keep there
+    what a foreign format held that these fields cannot (``meta["agentgym"]``,
+    ``meta["leap"]``).
     """
 
     env: str

@@ -6,7 +6,6 @@ import ctypes
 import logging
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -17,6 +16,7 @@ from pathlib import Path
 
 import httpx
 
+from agentcli.common import free_port
 from agentcli.envs.base import EnvSpec
 from agentcli.errors import EnvServerError, EnvUnavailableError, UsageError
 
@@ -24,12 +24,6 @@ log = logging.getLogger("agentgym.launcher")
 
 PR_SET_PDEATHSIG = 1
 READY_TIMEOUT_S = 180.0  # sciworld's first JVM and alfworld's planner take a while on 2 cores
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _die_with_parent() -> None:
@@ -65,12 +59,13 @@ def server_process(
     environ: dict[str, str] | None = None,
     ready_timeout_s: float = READY_TIMEOUT_S,
 ) -> Iterator[tuple[str, subprocess.Popen]]:
-    """`agentgym env serve ENV` in a child process on a free loopback port.
+    """``python -m agentcli.envs.serve ENV`` (the server `agentgym env serve ENV` runs) in a child
+    process on a free loopback port; ``args`` are more of its options (``--max-sessions 8``).
 
     Yields the base URL and the process; stops the server (SIGINT, then kill) on exit.
     """
     port = port or free_port()
-    command = [sys.executable, "-m", "agentcli.cli.main", "env", "serve", env, "--port", str(port)]
+    command = [sys.executable, "-m", "agentcli.envs.serve", env, "--port", str(port)]
     with open(log or os.devnull, "w") as out:
         process = subprocess.Popen(
             [*command, *args],

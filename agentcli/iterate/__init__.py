@@ -1,4 +1,4 @@
-"""``agentgym iterate``: the LEAP loop as stages over a run directory (see ``agentcli.pipeline``).
+"""``agentgym iterate``: the LEAP loop as stages over a run directory (see ``runner``).
 
 Iteration 0, behavioural cloning (``[env]``: once per environment)::
 
@@ -20,73 +20,10 @@ set mixes all of them and one model learns from it. Each section of the config h
 settings of the command that runs its stage (the same names, types, defaults and help) less
 what iterate fills in (environment, paths, models); ``iterations`` overrides sections for
 one iteration.
+
+The package's modules, lowest first: ``run_layout`` (where a run's files live; imports
+nothing of ours, so data/ and teacher/ may use it), ``runner`` (the stage graph and the
+manifest), ``config`` (``IterateConfig``), ``stages`` (an iteration's stages), ``loop``
+(resolve and run iterations: what ``agentgym iterate`` calls) and ``report``. This file imports
+none of them, so that importing ``agentcli.iterate.run_layout`` loads nothing else.
 """
-
-from __future__ import annotations
-
-from pathlib import Path
-
-from agentcli.config import config_as_data, dump_config, resolve_config
-from agentcli.errors import UsageError
-from agentcli.iterate.config import IterateConfig, iteration_numbers
-from agentcli.iterate.stages import Progress, iteration_stages, no_progress
-from agentcli.pipeline import DONE, Manifest, Outcome, check_plan, run_lock, run_stages
-
-__all__ = [
-    "IterateConfig", "iteration_line", "iteration_numbers", "iteration_stages",
-    "resolve_iterations", "run_iteration",
-]  # fmt: skip
-
-CONFIG_NAME = "iterate.yaml"  # the iteration's resolved config, in its folder
-
-
-def resolve_iterations(
-    config_file: Path | None, iterations: list[int], overrides: list[str]
-) -> list[IterateConfig]:
-    """Each iteration's config, validated with every stage's config before anything runs."""
-    if config_file is None:
-        raise UsageError("iterate needs --config FILE (see configs/ for examples)")
-    configs = [
-        resolve_config(IterateConfig, config_file=config_file, cli={"iter": k}, overrides=overrides)
-        for k in iterations
-    ]
-    for config in configs:
-        iteration_stages(config, no_progress)  # builds (and so validates) each stage's config
-    return configs
-
-
-def iteration_line(config: IterateConfig, outcomes: list[Outcome]) -> str:
-    """One line on what an iteration did: stages run and skipped, then each eval's result."""
-    ran = sum(outcome.action != "skip" for outcome in outcomes)
-    evals = {"eval": "", "control-eval": "control "}
-    results = [evals[o.stage] + o.summary for o in outcomes if o.stage in evals]
-    return (
-        f"iteration {config.iter}: {ran} stages run, {len(outcomes) - ran} skipped; "
-        + "; ".join(results)
-    )
-
-
-def run_iteration(
-    config: IterateConfig,
-    *,
-    from_stage: str | None = None,
-    force: bool = False,
-    progress: Progress | None = None,
-) -> list[Outcome]:
-    """Run, resume or skip each stage of ``config.iter``, recording them in the manifest."""
-    layout = config.layout
-    with run_lock(layout.lock):
-        manifest = Manifest(layout.manifest)
-        k = config.iter
-        if k > 0 and manifest.stages.get(f"iter{k - 1}/train", {}).get("status") != DONE:
-            raise UsageError(
-                f"iteration {k} starts from iteration {k - 1}'s model, which is not trained"
-                f" yet: run --iter {k - 1} first"
-            )
-        stages = iteration_stages(config, progress or no_progress)
-        check_plan(stages, manifest, from_stage=from_stage, force=force)
-        dump_config(config, layout.iteration(k) / CONFIG_NAME)
-        record = manifest.iterations.setdefault(str(k), {})
-        record["config"] = config_as_data(config)
-        manifest.save()
-        return run_stages(stages, manifest, from_stage=from_stage, force=force)

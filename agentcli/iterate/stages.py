@@ -13,9 +13,9 @@ from agentcli.config import config_as_data, validate_config
 from agentcli.data.build import FILE_NAMES, BuildDataConfig
 from agentcli.items import ItemSelection
 from agentcli.iterate.config import IterateConfig
-from agentcli.pipeline import Stage
+from agentcli.iterate.run_layout import RunLayout
+from agentcli.iterate.runner import Stage
 from agentcli.rollout import RolloutConfig
-from agentcli.run_layout import RunLayout
 from agentcli.teacher.stages import AnnotateConfig, CorrectConfig, ExtractStateConfig
 from agentcli.train.config import SUMMARY_NAME, TrainConfig
 

@@ -31,10 +31,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from agentcli.common import no_progress_bars
 from agentcli.conversation import chat_dicts, cut_after_action, holds_action_line
 from agentcli.data.records import ChatMessage
 from agentcli.errors import ModelUnavailableError, UsageError
-from agentcli.models import no_progress_bars
 from agentcli.policy.base import Reply
 
 if TYPE_CHECKING:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -22,21 +21,19 @@ from typing import ClassVar
 
 from pydantic import BaseModel, Field, model_validator
 
+from agentcli.common import END_ERROR
 from agentcli.config import CommandConfig, dump_config
 from agentcli.data.jsonl import append_records, done_ids, read_records, write_records
 from agentcli.data.records import Episode, PrivilegedState, Record, item_id
 from agentcli.errors import AgentGymError, BudgetExceededError, FatalRunError, UsageError
 from agentcli.items import ItemSelection, items_from_file
-from agentcli.rollout import END_ERROR
-from agentcli.run_layout import RunLayout
+from agentcli.iterate.run_layout import RunLayout
 from agentcli.teacher import TeacherConfig, build_teacher
 from agentcli.teacher.base import Teacher
 from agentcli.teacher.ledger import now
 from agentcli.teacher.llm_client import ClientStats, NotSent
 
 log = logging.getLogger("agentgym.teacher")
-
-_ITERATION_DIR = re.compile(r"iter[0-9]+")
 
 
 class Failure(Record):
@@ -155,15 +152,17 @@ class CorrectConfig(StageConfig, EpisodeSelection):
 
     @model_validator(mode="after")
     def _defaults(self) -> CorrectConfig:
-        folder = self.rollout if self.rollout.suffix != ".jsonl" else self.rollout.parent
+        run = RunLayout.of_rollout(self.rollout)
         if self.out is None:
-            # runs/x/iterK/rollout → runs/x/iterK/correction, as RunLayout places them.
-            self.out = (folder.parent if folder.name == "rollout" else folder) / "correction"
-        if self.state is None and folder.name == "rollout":
-            iteration = folder.parent
-            if _ITERATION_DIR.fullmatch(iteration.name):
-                run_state = RunLayout(iteration.parent).privileged_state
-                self.state = run_state if run_state.exists() else None
+            if run is not None:
+                layout, k = run
+                self.out = layout.corrections(k).parent
+            else:  # a rollout folder of one's own gets its correction folder beside it
+                folder = self.rollout if self.rollout.suffix != ".jsonl" else self.rollout.parent
+                self.out = (folder.parent if folder.name == "rollout" else folder) / "correction"
+        if self.state is None and run is not None:
+            run_state = run[0].privileged_state
+            self.state = run_state if run_state.exists() else None
         return self
 
     @property

@@ -12,10 +12,10 @@ accelerate starts). ``agentcli.train_eval.train`` passes both.
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 
+from agentcli.common import free_port
 from agentcli.config import dump_config
 from agentcli.errors import AgentGymError, UsageError
 from agentcli.train.arguments import require_tracker
@@ -24,13 +24,6 @@ from agentcli.train.model import require_model_dir
 from agentcli.train.run import CheckpointEvaluator, TrainSummary, require_evaluator
 
 WORKER = "agentcli.train.worker"
-
-
-def free_port() -> int:
-    """A free local port for the ranks to meet on."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def accelerate_command(config: TrainConfig, worker: str, *, port: int) -> list[str]:

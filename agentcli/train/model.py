@@ -10,8 +10,8 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentcli.common import no_progress_bars
 from agentcli.errors import ModelUnavailableError
-from agentcli.models import no_progress_bars
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase

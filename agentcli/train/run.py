@@ -12,9 +12,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from agentcli.data.jsonl import write_atomic
+from agentcli.common import no_progress_bars, write_atomic
 from agentcli.errors import UsageError
-from agentcli.models import no_progress_bars
 from agentcli.train.config import TrainConfig
 
 log = logging.getLogger("agentgym.train")

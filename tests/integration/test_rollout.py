@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from agentcli.common import END_ERROR
 from agentcli.conversation import StudentView
 from agentcli.data.jsonl import read_records
 from agentcli.data.records import Episode, parse_item_id
@@ -23,7 +24,7 @@ from agentcli.errors import AgentGymError, UnreachableError, UsageError
 from agentcli.evaluate import compute_metrics
 from agentcli.policy import PolicyConfig
 from agentcli.policy.oracle import OraclePolicy
-from agentcli.rollout import END_ERROR, RolloutConfig, execute, run_rollout
+from agentcli.rollout import RolloutConfig, execute, run_rollout
 from tests.integration.test_env_servers import BABYAI_ITEMS, SCIWORLD_TASK_TYPES
 from tests.random_policy import RandomPolicy
 from tests.servers import free_port

@@ -8,13 +8,9 @@ from pathlib import Path
 import pytest
 
 from agentcli.errors import ConfigError, UsageError
-from agentcli.iterate import (
-    IterateConfig,
-    iteration_numbers,
-    iteration_stages,
-    resolve_iterations,
-    run_iteration,
-)
+from agentcli.iterate.config import IterateConfig, iteration_numbers
+from agentcli.iterate.loop import resolve_iterations, run_iteration
+from agentcli.iterate.stages import iteration_stages
 
 BASE = """\
 run: {run}

@@ -12,9 +12,9 @@ from agentcli.data.jsonl import write_records
 from agentcli.data.records import Episode
 from agentcli.errors import UsageError
 from agentcli.evaluate import Metrics, write_metrics
-from agentcli.pipeline import Manifest
-from agentcli.report import paired_comparisons, plot_report, read_report
-from agentcli.run_layout import RunLayout
+from agentcli.iterate.report import paired_comparisons, plot_report, read_report
+from agentcli.iterate.run_layout import RunLayout
+from agentcli.iterate.runner import Manifest
 from agentcli.teacher.ledger import LedgerEntry
 
 ENVS = ["textcraft", "babyai"]

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.iterate import iteration_numbers, resolve_iterations
+from agentcli.iterate.config import iteration_numbers
+from agentcli.iterate.loop import resolve_iterations
 
 ROOT = Path(__file__).parents[2]
 CONFIGS = sorted(ROOT.glob("configs/*.yaml")) + [ROOT / "tests" / "fixtures" / "iterate-tiny.yaml"]

@@ -20,8 +20,8 @@ from agentcli.data.records import (
     PreferenceRecord,
 )
 from agentcli.errors import UsageError
+from agentcli.iterate.run_layout import RunLayout
 from agentcli.policy.oracle import OraclePolicy
-from agentcli.run_layout import RunLayout
 from agentcli.teacher.oracle import OracleTeacher
 from tests.random_policy import RandomPolicy, rollout
 from tests.unit.cli.test_cli import agentgym

@@ -6,14 +6,8 @@ import logging
 
 import pytest
 
-from agentcli.data.jsonl import (
-    append_records,
-    done_ids,
-    read_records,
-    repair_tail,
-    write_atomic,
-    write_records,
-)
+from agentcli.common import write_atomic
+from agentcli.data.jsonl import append_records, done_ids, read_records, repair_tail, write_records
 from agentcli.data.records import Episode, PrivilegedState, Step
 from agentcli.errors import UsageError
 

@@ -1,9 +1,9 @@
 """A stage graph over a run directory, with ``manifest.json`` saying what each stage did.
 
-``agentcli.iterate`` builds an iteration's stages; ``run_stages`` runs them in order. For each
-stage the manifest records its status (pending, running, done, failed), its config and the
-config's hash, fingerprints of its inputs and outputs, a one-line summary and timings. The
-manifest is rewritten atomically before a stage starts and after it ends, so a killed run
+``agentcli.iterate.stages`` builds an iteration's stages; ``run_stages`` runs them in order.
+For each stage the manifest records its status (pending, running, done, failed), its config
+and the config's hash, fingerprints of its inputs and outputs, a one-line summary and timings.
+The manifest is rewritten atomically before a stage starts and after it ends, so a killed run
 leaves one that says which stage was running.
 
 A rerun decides stage by stage:
@@ -42,7 +42,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from agentcli.data.jsonl import write_atomic
+from agentcli.common import write_atomic
 from agentcli.errors import UsageError
 
 log = logging.getLogger("agentgym.iterate")

@@ -21,9 +21,9 @@ from agentcli.data.jsonl import read_records
 from agentcli.data.records import Episode
 from agentcli.errors import UsageError
 from agentcli.evaluate import ALL
+from agentcli.iterate.run_layout import RunLayout
+from agentcli.iterate.runner import Manifest
 from agentcli.iterate.stages import train_summary_path
-from agentcli.pipeline import Manifest
-from agentcli.run_layout import RunLayout
 
 CONTROL = "control"
 PLOT_NAME = "report.png"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentcli.errors import UsageError
-from agentcli.pipeline import (
+from agentcli.iterate.runner import (
     DONE,
     FAILED,
     PENDING,

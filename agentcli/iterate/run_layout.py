@@ -13,8 +13,11 @@ expert's own episodes as iteration 1 has corrected states of the student's.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
+
+_ITERATION = re.compile(r"iter(?P<k>[0-9]+)")
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,17 @@ class RunLayout:
 
     def iteration(self, k: int) -> Path:
         return self.root / f"iter{k}"
+
+    @classmethod
+    def of_rollout(cls, rollout: Path) -> tuple[RunLayout, int] | None:
+        """The run (or environment's part of one) and the iteration k whose ``rollout(k)``
+        ``rollout`` is (the folder or its ``episodes.jsonl``); None for a rollout kept anywhere
+        else. The one place that reads a run's structure back from a path."""
+        folder = rollout.parent if rollout.suffix == ".jsonl" else rollout
+        iteration = _ITERATION.fullmatch(folder.parent.name)
+        if folder.name != "rollout" or iteration is None:
+            return None
+        return cls(folder.parent.parent), int(iteration["k"])
 
     def rollout(self, k: int) -> Path:
         """Episodes of iteration k's model on training items."""

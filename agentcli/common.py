@@ -1,0 +1,65 @@
+"""What every layer shares, kept below all of them so that none imports another layer for it.
+
+- ``free_port``: a free loopback TCP port (env servers, the accelerate launcher, tests).
+- ``write_atomic``: replace a file through a temporary file and a rename (records, configs,
+  the manifest, metrics), so a killed run never leaves half a file.
+- ``no_progress_bars``: transformers' per-file progress bars off while ours are on screen.
+- ``EndReason`` and its values: why an episode ended (``Episode.meta["end_reason"]``), written
+  by rollouts and read by teachers, eval and the data builders.
+
+It imports only the standard library at import time (transformers inside
+``no_progress_bars``), so any module may use it without slowing ``agentgym --help``.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Final, Literal
+
+EndReason = Literal["done", "max_rounds", "context_exceeded", "error"]
+END_DONE: Final[EndReason] = "done"  # the environment said done
+END_MAX_ROUNDS: Final[EndReason] = "max_rounds"  # out of turns
+END_CONTEXT: Final[EndReason] = "context_exceeded"  # the conversation outgrew the model
+END_ERROR: Final[EndReason] = "error"  # it failed (``meta["error"]`` says why); rerun redoes it
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 right now (the OS picks it)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` (UTF-8) through a temporary file and a rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        with temporary.open("xb") as file:  # permissions as for any new file (umask applies)
+            file.write(text.encode("utf-8"))
+            file.flush()
+            os.fsync(file.fileno())  # the rename must not land before the data does
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+@contextmanager
+def no_progress_bars() -> Iterator[None]:
+    """transformers' per-file bars would tear through the CLI's spinner; silence them here."""
+    from transformers.utils import logging as transformers_logging
+
+    if not transformers_logging.is_progress_bar_enabled():
+        yield
+        return
+    transformers_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        transformers_logging.enable_progress_bar()
