@@ -48,6 +48,7 @@ from agentcli.errors import UsageError
 log = logging.getLogger("agentgym.iterate")
 
 PENDING, RUNNING, DONE, FAILED = "pending", "running", "done", "failed"
+INTERRUPTED = "interrupted"  # stopped by Ctrl-C (or SIGTERM): rerun to resume
 MANIFEST_VERSION = 1
 # Keys (the last part of a dotted path) that change how a stage runs, not what it makes.
 OPERATIONAL = frozenset({"env_server", "concurrency", "max_cost", "timeout_s", "max_retries"})
@@ -257,7 +258,7 @@ def _run(
         summary = stage.run()
     except BaseException as exc:  # Ctrl-C too: the manifest says the stage did not finish
         entry.update(
-            status=FAILED,
+            status=INTERRUPTED if isinstance(exc, KeyboardInterrupt) else FAILED,
             error=str(exc) or type(exc).__name__,
             seconds=round(entry["seconds"] + time.perf_counter() - started, 3),
         )

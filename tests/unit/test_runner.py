@@ -12,6 +12,7 @@ from agentcli.errors import UsageError
 from agentcli.iterate.runner import (
     DONE,
     FAILED,
+    INTERRUPTED,
     PENDING,
     RUNNING,
     Manifest,
@@ -23,7 +24,7 @@ from agentcli.iterate.runner import (
 )
 
 
-class Interrupted(BaseException):
+class Interrupted(KeyboardInterrupt):
     """Stands for Ctrl-C in the middle of a stage."""
 
 
@@ -131,11 +132,20 @@ def test_the_manifest_lists_the_plan_and_says_which_stage_is_running(tmp_path):
     assert during["iter0/total"]["status"] == PENDING
 
 
+def test_a_stage_that_raises_is_failed_not_interrupted(tmp_path):
+    pipeline = Pipeline(tmp_path)
+    stages = pipeline.stages()
+    stages[1].run = lambda: 1 / 0
+    with pytest.raises(ZeroDivisionError):
+        run_stages(stages, Manifest(tmp_path / "manifest.json"))
+    assert pipeline.manifest()["stages"]["iter0/double"]["status"] == FAILED
+
+
 def test_an_interrupted_stage_resumes_and_earlier_ones_are_not_redone(tmp_path):
     with pytest.raises(Interrupted):
         Pipeline(tmp_path, stop_after=3).run()
     broken = Pipeline(tmp_path).manifest()["stages"]["iter0/double"]
-    assert broken["status"] == FAILED and broken["attempts"] == 1
+    assert broken["status"] == INTERRUPTED and broken["attempts"] == 1
     source_before = fingerprint(tmp_path / "source.txt")
 
     pipeline = Pipeline(tmp_path)
