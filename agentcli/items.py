@@ -36,10 +36,18 @@ class ItemSelection(CommandConfig):
         if self.data is None and self.split not in splits:
             raise UsageError(f"{env} has no split {self.split!r}; it has {', '.join(splits)}")
 
-    def window(self, items: Sequence[int]) -> list[int]:
-        """``items`` less the first ``skip``, at most ``limit``."""
-        items = items[self.skip :]
-        return list(items[: self.limit] if self.limit else items)
+    def window(self, env: str, items: Sequence[int]) -> list[int]:
+        """``items`` less the first ``skip``, at most ``limit``; refused when none are left
+        (a run of nothing would pass for a run)."""
+        chosen = list(items[self.skip :][: self.limit] if self.limit else items[self.skip :])
+        if chosen:
+            return chosen
+        if self.data is not None:
+            raise UsageError(f"{self.data} lists no {env} item: give a file of item ids")
+        raise UsageError(
+            f"{env}'s {self.split} split has {len(items)} items and --skip {self.skip} leaves"
+            " none: lower --skip or choose another split"
+        )
 
 
 class HeldOutItems(ItemSelection):
