@@ -21,7 +21,7 @@ line is where the record starts.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -37,6 +37,7 @@ _ROLES = {"human": "user", "gpt": "assistant", "system": "system"}  # AgentGym's
 _PAIR_KEYS = {"item_id", "prompt", "response"}
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
+UNNAMED = "line_"  # the id prefix of records read without an item id
 
 
 def is_trained(message: ChatMessage) -> bool:
@@ -55,7 +56,7 @@ def load_chat_records(path: Path) -> list[ChatRecord]:
         record = _build(ChatRecord, fields, where)
         _check_losses(record, where)
         records.append(record)
-    return records
+    return _some(records, path)
 
 
 def load_preference_records(path: Path) -> list[PreferenceRecord]:
@@ -68,7 +69,27 @@ def load_preference_records(path: Path) -> list[PreferenceRecord]:
                 f"{where}: expected an object with 'prompt', 'chosen' and 'rejected' — fix the"
                 " record"
             )
-        records.append(_build(PreferenceRecord, {"item_id": f"line_{line}", **value}, where))
+        records.append(_build(PreferenceRecord, {"item_id": _unnamed(line), **value}, where))
+    return _some(records, path)
+
+
+def named_envs(records: Sequence[ChatRecord | PreferenceRecord]) -> set[str]:
+    """The envs the records' item ids name (records read without an id name none)."""
+    return {
+        record.item_id.rpartition("_")[0]
+        for record in records
+        if not record.item_id.startswith(UNNAMED)
+    }
+
+
+def _unnamed(line: int) -> str:
+    """The id of a record that has none: its line."""
+    return f"{UNNAMED}{line}"
+
+
+def _some(records: list[ModelT], path: Path) -> list[ModelT]:
+    if not records:
+        raise DataFormatError(f"{path}: holds no record to train on — point at the data to train")
     return records
 
 
@@ -81,9 +102,9 @@ def _chat_fields(value: Any, where: str, line: int) -> dict[str, Any]:
         raise DataFormatError(f"{where}: expected an object, found {type(value).__name__} — fix it")
     if "conversations" in value:
         messages = _agentgym_messages(value, where)
-        return {"item_id": value.get("item_id", f"line_{line}"), "messages": messages}
+        return {"item_id": value.get("item_id", _unnamed(line)), "messages": messages}
     if "messages" in value:
-        return {"item_id": f"line_{line}", **value}
+        return {"item_id": _unnamed(line), **value}
     if "prompt" in value and "response" in value:
         unknown = sorted(set(value) - _PAIR_KEYS)
         if unknown:
@@ -91,12 +112,18 @@ def _chat_fields(value: Any, where: str, line: int) -> dict[str, Any]:
                 f"{where}: unknown key {unknown[0]!r} in a prompt/response record — remove it"
             )
         return {
-            "item_id": value.get("item_id", f"line_{line}"),
+            "item_id": value.get("item_id", _unnamed(line)),
             "messages": [
                 {"role": "user", "content": value["prompt"]},
                 {"role": "assistant", "content": value["response"], "loss": True},
             ],
         }
+    if "steps" in value and "instruction" in value:
+        raise DataFormatError(
+            f"{where}: an episode (as collect and rollout write them), not a training record —"
+            " build training data from episodes with `agentgym build-data`, or convert them"
+            " with `agentgym data convert EPISODES.jsonl OUT.json --to agentgym`"
+        )
     raise DataFormatError(
         f"{where}: the record has no 'conversations' (AgentGym), 'messages' (chat record) or"
         " 'prompt' and 'response' — give it one of them"

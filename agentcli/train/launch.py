@@ -54,10 +54,19 @@ def check_before_start(config: TrainConfig) -> None:
             f"{config.checkpoints} holds checkpoints of an earlier run: pass --resume to continue"
             " it, or choose another --out"
         )
-    if config.distributed:  # here a bad line is one message, not one traceback per rank
-        from agentcli.train.datasets import load_chat_records, load_preference_records
+    # the data is read now, before anything is written to --out (and in a distributed run, so
+    # that a bad line is one message, not one traceback per rank)
+    from agentcli.train.datasets import load_chat_records, load_preference_records, named_envs
 
-        (load_preference_records if config.method == "dpo" else load_chat_records)(config.data)
+    records = (load_preference_records if config.method == "dpo" else load_chat_records)(
+        config.data
+    )
+    named = named_envs(records)
+    if config.env is not None and named and config.env not in named:  # the ids say their env
+        raise UsageError(
+            f"--data {config.data} holds {', '.join(sorted(named))} items, not {config.env}:"
+            f" pass --task {sorted(named)[0]}, or the {config.env} data"
+        )
 
 
 def train(

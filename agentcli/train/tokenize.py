@@ -130,6 +130,11 @@ def tokenize_records(
             continue
         report.truncated += example.truncated_turns > 0
         examples.append(example)
+    if report.total and not examples:
+        raise DataFormatError(
+            f"every conversation was dropped ({report.summary()}): raise --max-length, or"
+            " pass --overflow truncate_left to drop early turns instead"
+        )
     return examples, report
 
 
