@@ -32,7 +32,7 @@ from agentcli.common import write_atomic
 from agentcli.config import CommandConfig, dump_config
 from agentcli.conversation import StudentView, episode_conversation, student_messages, turn_text
 from agentcli.data.convert import agentgym_training_text
-from agentcli.data.jsonl import read_records, write_records
+from agentcli.data.jsonl import numbered_records, read_records, write_records
 from agentcli.data.records import (
     ChatMessage,
     ChatRecord,
@@ -224,10 +224,32 @@ def _demo_examples(layout: RunLayout) -> list[_Example]:
     path = layout.annotated_demos if layout.annotated_demos.exists() else layout.demos
     if not path.exists():
         raise UsageError(f"{layout.demos} does not exist: collect demos first (agentgym collect)")
-    demos = [episode for episode in _in_item_order(read_records(path, Episode)) if episode.success]
+    demos = _successful_demos(path)
     if not demos:
         raise UsageError(f"{path} holds no successful episode to clone: collect demos again")
     return [_Example(demo, None) for demo in demos]
+
+
+def _successful_demos(path: Path) -> list[Episode]:
+    """The successful episodes of ``path`` in item order, one per item (the last, as a rerun
+    appends; with a warning, since two demos of one item are not what collect writes); a
+    successful one with no step, which teaches nothing, is refused by its line."""
+    latest: dict[str, tuple[int, Episode]] = {}
+    for line, episode in numbered_records(path, Episode):
+        if not episode.success:
+            continue
+        if not episode.steps:
+            raise UsageError(
+                f"{path} line {line}: {episode.item_id} succeeded in no step, so it has nothing"
+                " to learn: delete that line or collect the item again"
+            )
+        if episode.item_id in latest:
+            log.warning(
+                "%s: %s has successful demos on lines %d and %d; the later one is used",
+                path, episode.item_id, latest[episode.item_id][0], line,
+            )  # fmt: skip
+        latest[episode.item_id] = (line, episode)
+    return _in_item_order([episode for _, episode in latest.values()])
 
 
 def _expert_examples(layout: RunLayout, count: int, seed: int) -> list[_Example]:

@@ -50,10 +50,15 @@ def append_records(path: Path, records: Iterable[BaseModel], *, fsync: bool = Fa
 
 def read_records(path: Path, model: type[RecordT]) -> list[RecordT]:
     """Every record of ``path``, validated as ``model``; a torn last line is dropped."""
+    return [record for _, record in numbered_records(path, model)]
+
+
+def numbered_records(path: Path, model: type[RecordT]) -> list[tuple[int, RecordT]]:
+    """``read_records`` with each record's line number, for errors that name it."""
     records = []
     for number, value in _json_lines(path):
         try:
-            records.append(model.model_validate(value))
+            records.append((number, model.model_validate(value)))
         except ValidationError as error:
             raise UsageError(
                 f"{path} line {number}: not a valid {model.__name__} record"
