@@ -330,10 +330,10 @@ def _model_label(policy: dict[str, Any]) -> str:
 
 async def _select_items(config: RolloutConfig, url: str) -> list[int]:
     if config.data is not None:
-        return config.window(items_from_file(config.data, config.env))
+        return config.window(config.env, items_from_file(config.data, config.env))
     async with EnvClient(url, config.env) as client:
         config.require_split(config.env, await client.splits())
-        return config.window(await client.split_indices(config.split))
+        return config.window(config.env, await client.split_indices(config.split))
 
 
 def execute(

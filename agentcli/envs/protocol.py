@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt
 
 from agentcli.envs.base import Transition
 
@@ -21,27 +21,38 @@ MAX_ACTION_CHARS = 2000
 TRANSITION_FIELDS = ("observation", "reward", "score", "done", "available_actions")
 
 
+def _integral(value: Any) -> Any:
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+# A JSON integer, as JSON Schema means it (3 or 3.0), never true or "3": JSON false is not
+# session 0.
+JsonInt = Annotated[StrictInt, BeforeValidator(_integral)]
+_UNSUPPORTED = "not supported: leave it out (or null) and reset with data_idx"
+
+
 class CreateRequest(BaseModel):
-    """``POST /create``; AgentGym's textcraft client sends commands, goal and minecraft_dir."""
+    """``POST /create``; AgentGym's textcraft client sends commands, goal and minecraft_dir
+    (null: custom crafting commands and goals are not supported)."""
 
     model_config = ConfigDict(extra="ignore")
-    commands: str | None = None
-    goal: str | None = None
+    commands: str | None = Field(None, max_length=0, description=_UNSUPPORTED)
+    goal: str | None = Field(None, max_length=0, description=_UNSUPPORTED)
 
 
 class SessionRequest(BaseModel):
     model_config = ConfigDict(extra="ignore")
-    id: int
+    id: JsonInt
 
 
 class ResetRequest(SessionRequest):
-    data_idx: int = Field(default=0, ge=0)
+    data_idx: JsonInt = Field(default=0, ge=0)
 
 
 class GameResetRequest(SessionRequest):
     """alfworld names its task ``game``; ``world_type`` is accepted for compatibility."""
 
-    game: int = Field(ge=0)
+    game: JsonInt = Field(ge=0)
     world_type: str = "Text"
 
     @property

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import bisect
 import json
+import logging
 import os
 import shutil
 import subprocess
@@ -204,6 +205,8 @@ def _stop_simulator(simulator: ScienceWorldEnv) -> None:
     # The package's close() asks the JVM to exit but does not wait for it, and keeps the
     # process handle only on its private gateway: wait here so no JVM outlives its session.
     process: subprocess.Popen = simulator._gateway.java_process
+    # py4j logs its own shutdown, tracebacks included, at INFO: nothing for a user to act on
+    logging.getLogger("py4j").setLevel(logging.WARNING)
     simulator.close()
     try:
         process.wait(timeout=JVM_EXIT_TIMEOUT_S)

@@ -15,12 +15,12 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from agentcli.config import CommandConfig
 from agentcli.envs.base import Environment, EnvSpec, Session, Transition
@@ -68,6 +68,12 @@ class ServeConfig(CommandConfig):
     max_sessions: int = Field(256, ge=1, description="Live sessions at most; more get HTTP 503.")
     idle_timeout_s: float = Field(
         900.0, gt=0, description="Close a session unused for this long (frees its simulator)."
+    )
+    max_body_bytes: int = Field(
+        1 << 20, ge=1024, description="A request body larger than this gets HTTP 413."
+    )
+    read_timeout_s: float = Field(
+        30.0, gt=0, description="A request body that has not arrived by then gets HTTP 408."
     )
     log_level: Literal["critical", "error", "warning", "info", "debug"] = "info"
 
@@ -156,6 +162,79 @@ class _BootIdMiddleware:
         await self.app(scope, receive, stamped)
 
 
+class _RequestLimits:
+    """Reads each request's body before the app sees it, within ``max_bytes`` (HTTP 413) and
+    ``timeout_s`` for each part to arrive (HTTP 408), so that a huge body cannot fill memory
+    and a stalled one cannot hold a connection. Bodies here are small JSON objects."""
+
+    def __init__(self, app: Any, max_bytes: int, timeout_s: float) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+        self.timeout_s = timeout_s
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        declared = dict(scope.get("headers", [])).get(b"content-length", b"0")
+        if declared.isdigit() and int(declared) > self.max_bytes:
+            return await _send_error(send, 413, self._too_large())
+        body, more = b"", True
+        while more:
+            try:
+                message = await asyncio.wait_for(receive(), self.timeout_s)
+            except TimeoutError:
+                message = f"the request body did not arrive within {self.timeout_s:g} s"
+                return await _send_error(send, 408, message)
+            if message["type"] == "http.disconnect":
+                return None
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+            if len(body) > self.max_bytes:
+                return await _send_error(send, 413, self._too_large())
+        replayed = False
+
+        async def replay() -> dict:
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await self.app(scope, replay, send)
+
+    def _too_large(self) -> str:
+        return f"the request body is over {self.max_bytes} bytes; requests here are small JSON"
+
+
+async def _send_error(send: Any, status: int, message: str) -> None:
+    response = _error(status, message)
+    await send({"type": "http.response.start", "status": status,
+                "headers": response.raw_headers})  # fmt: skip
+    await send({"type": "http.response.body", "body": response.body})
+
+
+class ErrorBody(BaseModel):
+    """Every error answer: what is wrong and what to do."""
+
+    error: str
+
+
+# Every error status the routes answer with, in the OpenAPI schema.
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorBody, "description": description}
+    for status, description in {
+        400: "a request this server does not support",
+        404: "no such session (or split): the server may have restarted",
+        408: "the request body did not arrive in time",
+        409: "the session is not in a state for this call (no task yet, or its episode is over)",
+        413: "the request body is too large",
+        422: "a malformed request, or an item the environment does not have",
+        500: "the simulator failed",
+        503: "too many live sessions, or the environment cannot run here",
+    }.items()
+}
+
+
 def _error(status: int, message: str, retry_after_s: int | None = None) -> JSONResponse:
     headers = {"retry-after": str(retry_after_s)} if retry_after_s is not None else None
     return JSONResponse(status_code=status, content={"error": message}, headers=headers)
@@ -201,8 +280,13 @@ def create_app(
             reaper.cancel()
             await registry().close_all()
 
-    app = FastAPI(title=f"agentgym {spec.name} server", lifespan=lifespan)
-    app.add_middleware(_BootIdMiddleware, boot_id=uuid.uuid4().hex)
+    app = FastAPI(
+        title=f"agentgym {spec.name} server", lifespan=lifespan, responses=ERROR_RESPONSES
+    )
+    app.add_middleware(
+        _RequestLimits, max_bytes=settings.max_body_bytes, timeout_s=settings.read_timeout_s
+    )
+    app.add_middleware(_BootIdMiddleware, boot_id=uuid.uuid4().hex)  # outermost: every answer
 
     @app.exception_handler(HTTPError)
     async def _http_error(request: Request, exc: HTTPError) -> JSONResponse:
@@ -263,12 +347,6 @@ def create_app(
 
     @app.post("/create")
     async def create(body: CreateRequest | None = None) -> dict[str, Any]:
-        if body is not None and (body.commands or body.goal):
-            raise HTTPError(
-                400,
-                "custom crafting commands and goals are not supported; "
-                "create without them and reset with data_idx",
-            )
         session_id, slot = await registry().open()
         if wire.create_resets:
             return await reset(slot, session_id, 0)
@@ -306,7 +384,9 @@ def create_app(
         return {"action": await locked(slot, slot.session.expert_action)}
 
     @app.get("/privileged")
-    async def privileged(id: int | None = None, data_idx: int | None = None) -> dict[str, Any]:
+    async def privileged(
+        id: int | None = None, data_idx: Annotated[int | None, Query(ge=0)] = None
+    ) -> dict[str, Any]:
         if (id is None) == (data_idx is None):
             raise HTTPError(422, "pass exactly one of id (a session) or data_idx (an item index)")
         if data_idx is None:

@@ -370,7 +370,7 @@ def _episodes_of(path: Path, env: str) -> list[Episode]:
 
 def _selected_indices(config: ExtractStateConfig) -> list[int]:
     if config.data is not None:
-        return config.window(items_from_file(config.data, config.env))
+        return config.window(config.env, items_from_file(config.data, config.env))
     from agentcli.envs.registry import get_spec
 
     spec = get_spec(config.env)
@@ -378,4 +378,4 @@ def _selected_indices(config: ExtractStateConfig) -> list[int]:
         raise UsageError(f"{config.env} has no simulator here to read tasks from: pass --demos")
     splits = spec.load().splits()
     config.require_split(config.env, splits)
-    return config.window(splits[config.split])
+    return config.window(config.env, splits[config.split])
