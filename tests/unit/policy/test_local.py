@@ -15,12 +15,9 @@ import torch
 from agentcli.conversation import cut_after_action
 from agentcli.data.records import ChatMessage
 from agentcli.errors import ModelUnavailableError
-from agentcli.policy import decode, local
-from agentcli.policy.local import (
-    LocalModelPolicy,
-    _common_prefix_length,
-    _encodes_apart_after_added_tokens,
-)
+from agentcli.policy import decode
+from agentcli.policy.local import LocalModelPolicy, batcher
+from agentcli.policy.local.kv_cache import common_prefix_length, encodes_apart_after_added_tokens
 
 MAX_NEW_TOKENS = 16
 
@@ -98,7 +95,7 @@ def test_concurrent_acts_share_one_generate_call_per_batch(policy, generate_call
 def test_turns_that_come_back_late_join_the_others_rather_than_a_batch_of_their_own(
     policy, generate_calls, monkeypatch
 ):
-    monkeypatch.setattr(local, "RETURN_WAIT_FRACTION", 100.0)  # wait long for them here
+    monkeypatch.setattr(batcher, "RETURN_WAIT_FRACTION", 100.0)  # wait long for them here
     prompts = conversations(4)
 
     async def two_rounds():
@@ -109,7 +106,7 @@ def test_turns_that_come_back_late_join_the_others_rather_than_a_batch_of_their_
             return await policy.act(prompt)
 
         # One of the four comes back well after the gather window.
-        delays = [0, 0, 0, 0.2 + 2 * policy._last_batch_s]
+        delays = [0, 0, 0, 0.2 + 2 * policy._batcher.last_batch_s]
         await asyncio.gather(*map(come_back, prompts, delays))
 
     asyncio.run(two_rounds())
@@ -277,7 +274,7 @@ def test_a_later_turn_encodes_only_the_text_added_since_its_episode_s_last_promp
         assert token_ids == policy.tokenizer(text, add_special_tokens=False)["input_ids"]
         first_text = policy._render(first)
         # Resumed after the first prompt's last added token: "<|im_start|>" + "assistant\n".
-        resumed = policy._encoded_start(text)[1]
+        resumed = policy._caches.encoded_start(text)[1]
         assert first_text[:resumed].endswith("<|im_start|>")
         assert first_text[resumed:] == "assistant\n"
 
@@ -286,9 +283,9 @@ def test_a_tokenizer_whose_added_tokens_take_in_whitespace_is_encoded_whole(tiny
     from transformers import AddedToken, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(tiny_model)
-    assert _encodes_apart_after_added_tokens(tokenizer)
+    assert encodes_apart_after_added_tokens(tokenizer)
     tokenizer.add_tokens([AddedToken("<|tool|>", rstrip=True)])
-    assert not _encodes_apart_after_added_tokens(tokenizer)
+    assert not encodes_apart_after_added_tokens(tokenizer)
 
 
 def test_a_new_episode_reuses_the_cache_of_the_start_it_shares_with_another(tiny_model):
@@ -298,7 +295,7 @@ def test_a_new_episode_reuses_the_cache_of_the_start_it_shares_with_another(tiny
     encoded_before = policy.prefill_tokens
     [reply] = policy.generate([second])
     [first_ids, second_ids] = policy._encode([policy._render(first), policy._render(second)])
-    shared = _common_prefix_length(first_ids, second_ids)
+    shared = common_prefix_length(first_ids, second_ids)
     assert shared > 10
     assert policy.prefill_tokens - encoded_before == reply.prompt_tokens - shared
     alone = LocalModelPolicy(tiny_model, max_new_tokens=MAX_NEW_TOKENS).generate([second])
