@@ -3,9 +3,13 @@
 Each ``act`` renders its conversation with the model's chat template and hands it to the
 ``batcher``, which gathers the turns of many episodes into batches and answers each in a
 worker thread. A batch is encoded (only the text added since each episode's last prompt),
-left-padded, and decoded by our decode loop (``agentcli.policy.decode``) over a cache built
-from the episodes' caches kept since their last turn (``kv_cache``), so that a turn encodes
-only what is new.
+left-padded, and decoded by one of two decoders:
+
+- ``own`` (the default): our decode loop (``agentcli.policy.decode``) over a cache built from
+  the episodes' caches kept since their last turn (``kv_cache``), so that a turn encodes only
+  what is new;
+- ``generate``: transformers' ``model.generate`` on the whole batch (``reference``), the
+  reference that ``own`` matches, greedy, token for token, and a fallback.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ if TYPE_CHECKING:
     from agentcli.policy.decode import Decoded
 
 Device = Literal["auto", "cpu", "cuda"]
+Decoder = Literal["own", "generate"]
 
 
 @dataclass
@@ -56,6 +61,7 @@ class LocalModelPolicy:
         batch_size: int = 32,
         device: Device = "auto",
         max_context_tokens: int | None = None,
+        decoder: Decoder = "own",
     ) -> None:
         if max_new_tokens < 1 or batch_size < 1 or temperature < 0:
             raise UsageError(
@@ -66,7 +72,8 @@ class LocalModelPolicy:
         self.temperature = temperature
         self.seed = seed
         self.batch_size = batch_size
-        self.tokenizer, self.model = _load(self.model_path, device)
+        self.decoder = decoder
+        self.tokenizer, self.model = _load(self.model_path, device, decoder)
         self.max_context_tokens = max_context_tokens or self.model.config.max_position_embeddings
         self.generate_calls = 0  # how many batches went through the model
         self.prefill_tokens = 0  # prompt tokens encoded: those found in a kept cache are not
@@ -144,7 +151,10 @@ class LocalModelPolicy:
             # Seeded per call so a rerun with the same batches samples the same tokens.
             seed = self.seed + self.generate_calls
             self.generate_calls += 1
-            decoded = self._decode(prompts, pads, input_ids, attention_mask, seed)
+            if self.decoder == "own":
+                decoded = self._decode(prompts, pads, input_ids, attention_mask, seed)
+            else:
+                decoded = self._decode_with_generate(prompts, input_ids, attention_mask, seed)
         new_tokens = decoded.tokens.tolist()
         replies = []
         for row, prompt in enumerate(prompts):
@@ -201,6 +211,29 @@ class LocalModelPolicy:
         )
         return decoded
 
+    def _decode_with_generate(
+        self,
+        prompts: list[_Prompt],
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor,
+        seed: int,
+    ) -> Decoded:
+        """transformers' ``generate``, the whole prompt encoded: nothing is kept."""
+        from agentcli.policy.local.reference import generate
+
+        self.prefill_tokens += sum(len(prompt.token_ids) for prompt in prompts)
+        return generate(
+            self.model,
+            input_ids,
+            attention_mask,
+            max_new_tokens=self.max_new_tokens,
+            eos_token_id=self.tokenizer.eos_token_id,
+            pad_token_id=self.tokenizer.pad_token_id,
+            ends_turn=self._ends_action_line,
+            temperature=self.temperature,
+            seed=seed,
+        )
+
     def _ends_action_line(self, generated: torch.Tensor) -> torch.Tensor:
         """Which rows' newest token ends their action line (``generated``: [rows, steps]).
 
@@ -226,7 +259,7 @@ class LocalModelPolicy:
         return self.tokenizer.batch_decode([[token] for token in range(vocabulary)])
 
 
-def _load(model_path: Path, device: Device) -> tuple[Any, Any]:
+def _load(model_path: Path, device: Device, decoder: Decoder) -> tuple[Any, Any]:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -248,6 +281,7 @@ def _load(model_path: Path, device: Device) -> tuple[Any, Any]:
         model = AutoModelForCausalLM.from_pretrained(model_path, dtype=dtype).to(device)
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
-    use_decode_attention(model)
+    if decoder == "own":  # the reference runs the model as transformers configures it
+        use_decode_attention(model)
     model.eval()
     return tokenizer, model

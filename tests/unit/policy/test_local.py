@@ -300,3 +300,53 @@ def test_a_new_episode_reuses_the_cache_of_the_start_it_shares_with_another(tiny
     assert policy.prefill_tokens - encoded_before == reply.prompt_tokens - shared
     alone = LocalModelPolicy(tiny_model, max_new_tokens=MAX_NEW_TOKENS).generate([second])
     assert alone[0].text == reply.text
+
+
+def test_greedy_replies_are_those_of_transformers_generate(tiny_model):
+    """The decode loop with kept caches answers, turn after turn, as ``model.generate`` on the
+    whole batch does (the ``generate`` decoder, the reference)."""
+    own = LocalModelPolicy(tiny_model, max_new_tokens=MAX_NEW_TOKENS, batch_size=4)
+    reference = LocalModelPolicy(
+        tiny_model, max_new_tokens=MAX_NEW_TOKENS, batch_size=4, decoder="generate"
+    )
+    turns = conversations(6)
+    for _ in range(2):  # the second turn continues the kept caches of the first
+        replies = own.generate(turns)
+        expected = reference.generate(turns)
+        assert [r.text for r in replies] == [r.text for r in expected]
+        assert [r.completion_tokens for r in replies] == [r.completion_tokens for r in expected]
+        assert len({reply.text for reply in replies}) > 1  # the prompts really differ
+        turns = [
+            turn + [assistant(reply.text), user("Ok.")]
+            for turn, reply in zip(turns, replies, strict=True)
+        ]
+    assert own.prefill_tokens < reference.prefill_tokens  # the caches were used
+
+
+def test_the_generate_decoder_stops_where_the_decode_loop_does(tiny_model, monkeypatch):
+    """The stopping rule is the same: a row ends when its action line does."""
+    policy = LocalModelPolicy(tiny_model, max_new_tokens=MAX_NEW_TOKENS, decoder="generate")
+    [free] = policy.generate(conversations(1))
+    assert free.completion_tokens == MAX_NEW_TOKENS  # noise: no action line, no end token
+
+    def ends_after_three(generated):
+        return torch.full((generated.shape[0],), generated.shape[1] == 3)
+
+    monkeypatch.setattr(policy, "_ends_action_line", ends_after_three)
+    [stopped] = policy.generate(conversations(1))
+    assert stopped.completion_tokens == 3
+
+
+def test_sampling_with_the_generate_decoder_is_reproducible_for_a_seed(tiny_model):
+    def sample(seed):
+        policy = LocalModelPolicy(
+            tiny_model,
+            max_new_tokens=MAX_NEW_TOKENS,
+            temperature=1.0,
+            seed=seed,
+            decoder="generate",
+        )
+        return [reply.text for reply in policy.generate(conversations(3))]
+
+    assert sample(7) == sample(7)
+    assert sample(7) != sample(8)
