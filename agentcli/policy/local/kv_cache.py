@@ -5,11 +5,12 @@ A turn then encodes only what is new since the last (the reply as the chat templ
 it, and the observation): the policy sees whole conversations, so a prompt finds its
 episode's cache as the one whose prompt its token ids start with. The rows of a batch are
 left-padded to one width and their caches placed at the same offsets, cut at the batch's
-*start*: the first position that some continuing row has not cached. The decoder then encodes
-every row from the start on in one batched forward (a row cached past the start recomputes a
-few tokens, which is cheaper than a forward of its own). An episode's first turn borrows the
-cache of a recent episode for the start they share (the env's instruction); only rows with no
-cache at all go through the model alone first, up to the start.
+*start*: the first position that some continuing row has not cached. The decode loop
+(``agentcli.policy.decode``) then encodes every row from the start on in one batched forward
+(a row cached past the start recomputes a few tokens, which is cheaper than a forward of its
+own). An episode's first turn borrows the cache of a recent episode for the start they share
+(the env's instruction); only rows with no cache at all go through the model alone first, up
+to the start.
 
 The kept prompts spare the tokenizer too: a conversation's text is encoded from where its
 episode's last prompt was known to end (``encoded_start``).
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 # A new episode looks for the start it shares with another among this many recent turns.
 PREFIX_CANDIDATES = 4
 
-Layers = list[tuple["torch.Tensor", "torch.Tensor"]]  # (keys, values) of [1, heads, tokens, dim]
+Layers = compat.KeysValues  # an episode's: (keys, values) of [1, heads, tokens, dim] per layer
 
 
 @dataclass
