@@ -31,8 +31,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agentcli.envs.babyai import AGENTGYM_LEVELS, LEVELS, PUT_NEXT_INSTRUCTION, BabyAISession  # noqa: E402
-from agentcli.envs.babyai_text import DIRECTION_VECTORS, object_name, objects_by_cell  # noqa: E402
+from agentcli.envs.babyai import PUT_NEXT_INSTRUCTION  # noqa: E402
+from agentcli.envs.babyai.levels import AGENTGYM_LEVELS, LEVELS  # noqa: E402
+from agentcli.envs.babyai.session import BabyAISession  # noqa: E402
+from agentcli.envs.babyai.text import DIRECTION_VECTORS, object_name, objects_by_cell  # noqa: E402
 
 TRAIN_SEED_START = 1000
 

@@ -31,7 +31,7 @@ from pydantic import BaseModel, Field, model_validator
 from agentcli.common import write_atomic
 from agentcli.config import CommandConfig, dump_config
 from agentcli.conversation import StudentView, episode_conversation, student_messages, turn_text
-from agentcli.data.convert import agentgym_training_text
+from agentcli.data.agentgym import agentgym_training_text
 from agentcli.data.jsonl import numbered_records, read_records, write_records
 from agentcli.data.records import (
     ChatMessage,

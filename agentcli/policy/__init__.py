@@ -30,6 +30,11 @@ class PolicySettings(CommandConfig):
     temperature: float = Field(0.0, ge=0, description="0 = greedy.")
     seed: int = 0
     batch_size: int = Field(32, ge=1, description="Local model: turns per batch.")
+    decoder: Literal["own", "generate"] = Field(
+        "own",
+        description="own: our batched decode loop with kept caches; generate: transformers'"
+        " model.generate per batch, the reference.",
+    )
     timeout_s: float = Field(120.0, gt=0, description="Endpoint: seconds to wait for a reply.")
     max_retries: int = Field(
         4,
@@ -92,4 +97,5 @@ def build_policy(config: PolicyConfig, *, concurrency: int) -> Policy:
         temperature=config.temperature,
         seed=config.seed,
         batch_size=config.batch_size,
+        decoder=config.decoder,
     )

@@ -20,6 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from agentcli.policy import compat
+
 if TYPE_CHECKING:
     import torch
 
@@ -49,24 +51,25 @@ def decode(
     until each row generates ``eos_token_id``, ``ends_turn`` says its turn is over, or it has
     ``max_new_tokens`` tokens.
 
-    ``cache`` holds the keys and values of the first ``cache.get_seq_length()`` positions and
-    has room for ``max_new_tokens`` more past the prompt (a ``StaticLayer`` per layer): the
-    first forward encodes the rest of the prompt. ``ends_turn`` gets the tokens generated so
-    far, ``[rows, steps]``, and says which rows' newest token ends their turn.
+    ``cache`` holds the keys and values of the first ``compat.cached_length(cache)``
+    positions and has room for ``max_new_tokens`` more past the prompt (a
+    ``compat.preallocated_cache``): the first forward encodes the rest of the prompt.
+    ``ends_turn`` gets the tokens generated so far, ``[rows, steps]``, and says which rows'
+    newest token ends their turn.
     """
     import torch
 
     rows, width = input_ids.shape
-    start = int(cache.get_seq_length())
+    start = compat.cached_length(cache)
     # As ``generate`` numbers them: from 0 at each row's first real token.
     positions = (attention_mask.cumsum(-1) - 1).masked_fill(attention_mask == 0, 0)
-    logits = model(
+    logits = compat.last_logits(
+        model,
+        cache,
         input_ids=input_ids[:, start:],
         attention_mask=attention_mask,
         position_ids=positions[:, start:],
-        cache=cache,
-        logits_to_keep=1,
-    ).logits
+    )
     # Which cached positions each row attends to: its prompt, then a column more per token.
     # Positions past the newest are still empty in the preallocated cache and stay hidden.
     visible = torch.zeros(rows, width + max_new_tokens, dtype=torch.bool, device=input_ids.device)
@@ -76,7 +79,7 @@ def decode(
     done = torch.zeros(rows, dtype=torch.bool, device=input_ids.device)
     lengths = torch.full((rows,), max_new_tokens, device=input_ids.device)
     for step in range(max_new_tokens):
-        chosen = _choose(logits[:, -1].float(), temperature, generator)
+        chosen = _choose(logits.float(), temperature, generator)
         tokens[:, step] = chosen.masked_fill(done, pad_token_id)
         stops = ~done & ((chosen == eos_token_id) | ends_turn(tokens[:, : step + 1]))
         lengths.masked_fill_(stops, step + 1)
@@ -85,13 +88,13 @@ def decode(
             tokens = tokens[:, : step + 1]
             break
         visible[:, width + step] = True
-        logits = model(
+        logits = compat.last_logits(
+            model,
+            cache,
             input_ids=tokens[:, step : step + 1],
-            attention_mask=visible[:, None, None, :],  # 4D: used as it is, not rebuilt
+            attention_mask=compat.prepared_mask(visible),
             position_ids=next_positions + step,
-            cache=cache,
-            logits_to_keep=1,
-        ).logits
+        )
     return Decoded(tokens, lengths.tolist())
 
 
@@ -109,14 +112,8 @@ def _choose(
 def use_decode_attention(model: Any) -> None:
     """Has ``model`` compute a one-token query's attention as ``_decode_attention`` does, if
     it uses SDPA (a model on other kernels keeps them)."""
-    from transformers import AttentionInterface, AttentionMaskInterface
-    from transformers.masking_utils import sdpa_mask
-
-    if model.config._attn_implementation != "sdpa":
-        return
-    AttentionInterface.register(DECODE_ATTENTION, _decode_attention)
-    AttentionMaskInterface.register(DECODE_ATTENTION, sdpa_mask)  # masks as for SDPA
-    model.set_attn_implementation(DECODE_ATTENTION)
+    if compat.attention_implementation(model) == "sdpa":
+        compat.use_attention_function(model, DECODE_ATTENTION, _decode_attention)
 
 
 def _decode_attention(
@@ -136,10 +133,9 @@ def _decode_attention(
     boolean ``[batch, 1, 1, positions]``.
     """
     import torch
-    from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
     if query.shape[2] != 1 or attention_mask is None or attention_mask.dtype != torch.bool:
-        return sdpa_attention_forward(
+        return compat.sdpa_attention(
             module, query, key, value, attention_mask, scaling=scaling, **kwargs
         )
     batch, heads, _, dim = query.shape

@@ -12,14 +12,10 @@ from typer.testing import CliRunner
 
 from agentcli.cli.data import app
 from agentcli.conversation import ACKNOWLEDGEMENT
-from agentcli.data.convert import (
-    agentgym_text,
-    convert,
-    detect_format,
-    read_agentgym,
-    read_leap,
-)
+from agentcli.data.agentgym import agentgym_text, read_agentgym
+from agentcli.data.convert import convert, detect_format
 from agentcli.data.jsonl import read_records
+from agentcli.data.leap import read_leap
 from agentcli.data.records import Episode, Step
 from agentcli.errors import UsageError
 

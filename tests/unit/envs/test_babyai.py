@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from agentcli.envs.babyai import AGENTGYM_LEVELS, LEVELS, SPEC
+from agentcli.envs.babyai import SPEC
+from agentcli.envs.babyai.levels import AGENTGYM_LEVELS, LEVELS
 from agentcli.envs.protocol import WIRE_FORMATS
 from agentcli.errors import TaskNotFoundError
 from tests.processes import outputs_under_hash_seeds

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agentcli.envs.babyai import PUT_NEXT, PUT_NEXT_ROOM, PUT_NEXT_SPEC
+from agentcli.envs.babyai import PUT_NEXT_SPEC
+from agentcli.envs.babyai.levels import PUT_NEXT, PUT_NEXT_ROOM
 from agentcli.envs.registry import get_spec
 
 

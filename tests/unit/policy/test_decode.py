@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 import torch
-from transformers import AutoModelForCausalLM, AutoTokenizer, Cache, StaticLayer
+from transformers import AutoModelForCausalLM, AutoTokenizer
 
+from agentcli.policy import compat
 from agentcli.policy.decode import DECODE_ATTENTION, decode, use_decode_attention
 
 MAX_NEW_TOKENS = 12
@@ -18,7 +19,7 @@ def model_and_batch(tiny_model):
     tokenizer = AutoTokenizer.from_pretrained(tiny_model, padding_side="left")
     model = AutoModelForCausalLM.from_pretrained(tiny_model).eval()
     use_decode_attention(model)
-    assert model.config._attn_implementation == DECODE_ATTENTION
+    assert compat.attention_implementation(model) == DECODE_ATTENTION
     prompts = ["Goal: craft stick." + " Inventory: oak planks." * count for count in range(4)]
     batch = tokenizer(prompts, padding=True, return_tensors="pt")
     return model, tokenizer, batch
@@ -26,7 +27,7 @@ def model_and_batch(tiny_model):
 
 def run(model, tokenizer, batch, *, ends_turn=None, eos=None, **kwargs):
     width = batch["input_ids"].shape[1]
-    cache = Cache(layers=[StaticLayer(width + MAX_NEW_TOKENS) for _ in model.model.layers])
+    cache = compat.preallocated_cache(model.config.num_hidden_layers, width + MAX_NEW_TOKENS)
     with torch.inference_mode():
         return decode(
             model,
@@ -44,7 +45,7 @@ def run(model, tokenizer, batch, *, ends_turn=None, eos=None, **kwargs):
 def test_greedy_decoding_chooses_the_tokens_generate_does(tiny_model, model_and_batch):
     model, tokenizer, batch = model_and_batch
     on_sdpa = AutoModelForCausalLM.from_pretrained(tiny_model).eval()
-    assert on_sdpa.config._attn_implementation == "sdpa"
+    assert compat.attention_implementation(on_sdpa) == "sdpa"
     with torch.inference_mode():
         expected = on_sdpa.generate(
             **batch,

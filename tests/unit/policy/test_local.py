@@ -15,12 +15,9 @@ import torch
 from agentcli.conversation import cut_after_action
 from agentcli.data.records import ChatMessage
 from agentcli.errors import ModelUnavailableError
-from agentcli.policy import decode, local
-from agentcli.policy.local import (
-    LocalModelPolicy,
-    _common_prefix_length,
-    _encodes_apart_after_added_tokens,
-)
+from agentcli.policy import decode
+from agentcli.policy.local import LocalModelPolicy, batcher
+from agentcli.policy.local.kv_cache import common_prefix_length, encodes_apart_after_added_tokens
 
 MAX_NEW_TOKENS = 16
 
@@ -98,7 +95,7 @@ def test_concurrent_acts_share_one_generate_call_per_batch(policy, generate_call
 def test_turns_that_come_back_late_join_the_others_rather_than_a_batch_of_their_own(
     policy, generate_calls, monkeypatch
 ):
-    monkeypatch.setattr(local, "RETURN_WAIT_FRACTION", 100.0)  # wait long for them here
+    monkeypatch.setattr(batcher, "RETURN_WAIT_FRACTION", 100.0)  # wait long for them here
     prompts = conversations(4)
 
     async def two_rounds():
@@ -109,7 +106,7 @@ def test_turns_that_come_back_late_join_the_others_rather_than_a_batch_of_their_
             return await policy.act(prompt)
 
         # One of the four comes back well after the gather window.
-        delays = [0, 0, 0, 0.2 + 2 * policy._last_batch_s]
+        delays = [0, 0, 0, 0.2 + 2 * policy._batcher.last_batch_s]
         await asyncio.gather(*map(come_back, prompts, delays))
 
     asyncio.run(two_rounds())
@@ -277,7 +274,7 @@ def test_a_later_turn_encodes_only_the_text_added_since_its_episode_s_last_promp
         assert token_ids == policy.tokenizer(text, add_special_tokens=False)["input_ids"]
         first_text = policy._render(first)
         # Resumed after the first prompt's last added token: "<|im_start|>" + "assistant\n".
-        resumed = policy._encoded_start(text)[1]
+        resumed = policy._caches.encoded_start(text)[1]
         assert first_text[:resumed].endswith("<|im_start|>")
         assert first_text[resumed:] == "assistant\n"
 
@@ -286,9 +283,9 @@ def test_a_tokenizer_whose_added_tokens_take_in_whitespace_is_encoded_whole(tiny
     from transformers import AddedToken, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(tiny_model)
-    assert _encodes_apart_after_added_tokens(tokenizer)
+    assert encodes_apart_after_added_tokens(tokenizer)
     tokenizer.add_tokens([AddedToken("<|tool|>", rstrip=True)])
-    assert not _encodes_apart_after_added_tokens(tokenizer)
+    assert not encodes_apart_after_added_tokens(tokenizer)
 
 
 def test_a_new_episode_reuses_the_cache_of_the_start_it_shares_with_another(tiny_model):
@@ -298,8 +295,58 @@ def test_a_new_episode_reuses_the_cache_of_the_start_it_shares_with_another(tiny
     encoded_before = policy.prefill_tokens
     [reply] = policy.generate([second])
     [first_ids, second_ids] = policy._encode([policy._render(first), policy._render(second)])
-    shared = _common_prefix_length(first_ids, second_ids)
+    shared = common_prefix_length(first_ids, second_ids)
     assert shared > 10
     assert policy.prefill_tokens - encoded_before == reply.prompt_tokens - shared
     alone = LocalModelPolicy(tiny_model, max_new_tokens=MAX_NEW_TOKENS).generate([second])
     assert alone[0].text == reply.text
+
+
+def test_greedy_replies_are_those_of_transformers_generate(tiny_model):
+    """The decode loop with kept caches answers, turn after turn, as ``model.generate`` on the
+    whole batch does (the ``generate`` decoder, the reference)."""
+    own = LocalModelPolicy(tiny_model, max_new_tokens=MAX_NEW_TOKENS, batch_size=4)
+    reference = LocalModelPolicy(
+        tiny_model, max_new_tokens=MAX_NEW_TOKENS, batch_size=4, decoder="generate"
+    )
+    turns = conversations(6)
+    for _ in range(2):  # the second turn continues the kept caches of the first
+        replies = own.generate(turns)
+        expected = reference.generate(turns)
+        assert [r.text for r in replies] == [r.text for r in expected]
+        assert [r.completion_tokens for r in replies] == [r.completion_tokens for r in expected]
+        assert len({reply.text for reply in replies}) > 1  # the prompts really differ
+        turns = [
+            turn + [assistant(reply.text), user("Ok.")]
+            for turn, reply in zip(turns, replies, strict=True)
+        ]
+    assert own.prefill_tokens < reference.prefill_tokens  # the caches were used
+
+
+def test_the_generate_decoder_stops_where_the_decode_loop_does(tiny_model, monkeypatch):
+    """The stopping rule is the same: a row ends when its action line does."""
+    policy = LocalModelPolicy(tiny_model, max_new_tokens=MAX_NEW_TOKENS, decoder="generate")
+    [free] = policy.generate(conversations(1))
+    assert free.completion_tokens == MAX_NEW_TOKENS  # noise: no action line, no end token
+
+    def ends_after_three(generated):
+        return torch.full((generated.shape[0],), generated.shape[1] == 3)
+
+    monkeypatch.setattr(policy, "_ends_action_line", ends_after_three)
+    [stopped] = policy.generate(conversations(1))
+    assert stopped.completion_tokens == 3
+
+
+def test_sampling_with_the_generate_decoder_is_reproducible_for_a_seed(tiny_model):
+    def sample(seed):
+        policy = LocalModelPolicy(
+            tiny_model,
+            max_new_tokens=MAX_NEW_TOKENS,
+            temperature=1.0,
+            seed=seed,
+            decoder="generate",
+        )
+        return [reply.text for reply in policy.generate(conversations(3))]
+
+    assert sample(7) == sample(7)
+    assert sample(7) != sample(8)

@@ -1,0 +1,287 @@
+"""A local Hugging Face model that answers the turns of many episodes as one batch.
+
+Each ``act`` renders its conversation with the model's chat template and hands it to the
+``batcher``, which gathers the turns of many episodes into batches and answers each in a
+worker thread. A batch is encoded (only the text added since each episode's last prompt),
+left-padded, and decoded by one of two decoders:
+
+- ``own`` (the default): our decode loop (``agentcli.policy.decode``) over a cache built from
+  the episodes' caches kept since their last turn (``kv_cache``), so that a turn encodes only
+  what is new;
+- ``generate``: transformers' ``model.generate`` on the whole batch (``reference``), the
+  reference that ``own`` matches, greedy, token for token, and a fallback.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from agentcli.common import no_progress_bars
+from agentcli.conversation import chat_dicts, cut_after_action, holds_action_line
+from agentcli.data.records import ChatMessage
+from agentcli.errors import ModelUnavailableError, UsageError
+from agentcli.policy.base import Reply
+from agentcli.policy.local.batcher import Batcher
+from agentcli.policy.local.kv_cache import KeptCaches
+
+if TYPE_CHECKING:
+    import torch
+
+    from agentcli.envs.client import RemoteSession
+    from agentcli.policy.decode import Decoded
+
+Device = Literal["auto", "cpu", "cuda"]
+Decoder = Literal["own", "generate"]
+
+
+@dataclass
+class _Prompt:
+    request_index: int
+    text: str  # the conversation as the chat template renders it
+    token_ids: list[int]
+
+
+class LocalModelPolicy:
+    """Greedy (``temperature=0``) or seeded sampling from a model directory, batched."""
+
+    name = "local"
+
+    def __init__(
+        self,
+        model_path: str | Path,
+        *,
+        max_new_tokens: int = 128,
+        temperature: float = 0.0,
+        seed: int = 0,
+        batch_size: int = 32,
+        device: Device = "auto",
+        max_context_tokens: int | None = None,
+        decoder: Decoder = "own",
+    ) -> None:
+        if max_new_tokens < 1 or batch_size < 1 or temperature < 0:
+            raise UsageError(
+                "max_new_tokens and batch_size must be at least 1 and temperature at least 0"
+            )
+        self.model_path = Path(model_path)
+        self.max_new_tokens = max_new_tokens
+        self.temperature = temperature
+        self.seed = seed
+        self.batch_size = batch_size
+        self.decoder = decoder
+        self.tokenizer, self.model = _load(self.model_path, device, decoder)
+        self.max_context_tokens = max_context_tokens or self.model.config.max_position_embeddings
+        self.generate_calls = 0  # how many batches went through the model
+        self.prefill_tokens = 0  # prompt tokens encoded: those found in a kept cache are not
+        # Two batches' worth: the rollout does not say when an episode ends.
+        self._caches = KeptCaches(self.model, self.tokenizer, capacity=2 * batch_size)
+        self._model_lock = threading.Lock()
+        self._batcher = Batcher(self._answer_texts, batch_size)
+
+    async def act(
+        self, conversation: Sequence[ChatMessage], session: RemoteSession | None = None
+    ) -> Reply:
+        # Rendered now, while other episodes still wait on their env steps, rather than once
+        # the batch is complete.
+        return await self._batcher.answer(self._render(conversation))
+
+    async def aclose(self) -> None:
+        """Stop batching; turns still waiting are cancelled rather than left hanging."""
+        await self._batcher.aclose()
+
+    def generate(self, conversations: Sequence[Sequence[ChatMessage]]) -> list[Reply]:
+        """Answer several conversations as one batch (blocking).
+
+        Conversations that would not fit the context get ``context_exceeded`` and take no
+        part in the batch.
+        """
+        return self._answer_texts([self._render(conversation) for conversation in conversations])
+
+    def _answer_texts(self, texts: list[str]) -> list[Reply]:
+        replies: list[Reply | None] = [None] * len(texts)
+        prompts: list[_Prompt] = []
+        for index, (text, token_ids) in enumerate(zip(texts, self._encode(texts), strict=True)):
+            if len(token_ids) + self.max_new_tokens > self.max_context_tokens:
+                replies[index] = Reply("", prompt_tokens=len(token_ids), context_exceeded=True)
+            else:
+                prompts.append(_Prompt(index, text, token_ids))
+        if prompts:
+            for prompt, reply in zip(prompts, self._generate(prompts), strict=True):
+                replies[prompt.request_index] = reply
+        return [reply for reply in replies if reply is not None]  # every slot is filled
+
+    def _render(self, conversation: Sequence[ChatMessage]) -> str:
+        return self.tokenizer.apply_chat_template(
+            chat_dicts(conversation), tokenize=False, add_generation_prompt=True
+        )
+
+    def _encode(self, texts: list[str]) -> list[list[int]]:
+        """The tokens of each conversation's text."""
+        with self._model_lock:  # a batch in flight changes the kept turns
+            starts = [self._caches.encoded_start(text) for text in texts]
+        # One call for all: the tokenizer encodes a batch on several threads. The template
+        # writes the special tokens itself.
+        rests = self.tokenizer(
+            [text[length:] for text, (_, length) in zip(texts, starts, strict=True)],
+            add_special_tokens=False,
+        )["input_ids"]
+        return [start + rest for (start, _), rest in zip(starts, rests, strict=True)]
+
+    def _generate(self, prompts: list[_Prompt]) -> list[Reply]:
+        import torch
+
+        width = max(len(prompt.token_ids) for prompt in prompts)
+        pads = [width - len(prompt.token_ids) for prompt in prompts]
+        device = self.model.device
+        input_ids = torch.tensor(
+            [
+                [self.tokenizer.pad_token_id] * pad + p.token_ids
+                for pad, p in zip(pads, prompts, strict=True)
+            ],
+            device=device,
+        )
+        attention_mask = (
+            torch.arange(width, device=device) >= torch.tensor(pads, device=device)[:, None]
+        ).long()
+        with self._model_lock, torch.inference_mode():
+            # Seeded per call so a rerun with the same batches samples the same tokens.
+            seed = self.seed + self.generate_calls
+            self.generate_calls += 1
+            if self.decoder == "own":
+                decoded = self._decode(prompts, pads, input_ids, attention_mask, seed)
+            else:
+                decoded = self._decode_with_generate(prompts, input_ids, attention_mask, seed)
+        new_tokens = decoded.tokens.tolist()
+        replies = []
+        for row, prompt in enumerate(prompts):
+            completion = new_tokens[row][: decoded.lengths[row]]
+            text = self.tokenizer.decode(completion, skip_special_tokens=True)
+            replies.append(
+                Reply(
+                    cut_after_action(text),
+                    prompt_tokens=len(prompt.token_ids),
+                    completion_tokens=len(completion),
+                )
+            )
+        return replies
+
+    def _decode(
+        self,
+        prompts: list[_Prompt],
+        pads: list[int],
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor,
+        seed: int,
+    ) -> Decoded:
+        """Our decode loop, from the kept caches; keeps each row's cache for its next turn."""
+        import torch
+
+        from agentcli.policy.decode import decode
+
+        width = input_ids.shape[1]
+        rows = [prompt.token_ids for prompt in prompts]
+        batch = self._caches.batch_cache(rows, pads, width + self.max_new_tokens)
+        self.prefill_tokens += batch.prefilled
+        self.prefill_tokens += sum(min(width - batch.start, len(ids)) for ids in rows)
+        generator = None
+        if self.temperature > 0:
+            generator = torch.Generator(self.model.device).manual_seed(seed)
+        decoded = decode(
+            self.model,
+            input_ids,
+            attention_mask,
+            batch.cache,
+            max_new_tokens=self.max_new_tokens,
+            eos_token_id=self.tokenizer.eos_token_id,
+            pad_token_id=self.tokenizer.pad_token_id,
+            ends_turn=self._ends_action_line,
+            temperature=self.temperature,
+            generator=generator,
+        )
+        self._caches.keep(
+            [prompt.text for prompt in prompts],
+            [len(ids) for ids in rows],
+            pads,
+            torch.cat([input_ids, decoded.tokens], dim=1),
+            batch.cache,
+        )
+        return decoded
+
+    def _decode_with_generate(
+        self,
+        prompts: list[_Prompt],
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor,
+        seed: int,
+    ) -> Decoded:
+        """transformers' ``generate``, the whole prompt encoded: nothing is kept."""
+        from agentcli.policy.local.reference import generate
+
+        self.prefill_tokens += sum(len(prompt.token_ids) for prompt in prompts)
+        return generate(
+            self.model,
+            input_ids,
+            attention_mask,
+            max_new_tokens=self.max_new_tokens,
+            eos_token_id=self.tokenizer.eos_token_id,
+            pad_token_id=self.tokenizer.pad_token_id,
+            ends_turn=self._ends_action_line,
+            temperature=self.temperature,
+            seed=seed,
+        )
+
+    def _ends_action_line(self, generated: torch.Tensor) -> torch.Tensor:
+        """Which rows' newest token ends their action line (``generated``: [rows, steps]).
+
+        Only a token holding a newline can, so only those rows' texts are read: each the
+        concatenated texts of its tokens."""
+        ends = self._newline_tokens[generated[:, -1]]
+        for row in ends.nonzero().flatten().tolist():
+            text = "".join(self._token_texts[token] for token in generated[row].tolist())
+            ends[row] = holds_action_line(text)
+        return ends
+
+    @functools.cached_property
+    def _newline_tokens(self) -> torch.Tensor:
+        """A flag per token id of the model's vocabulary: whether its text holds a newline."""
+        import torch
+
+        return torch.tensor(["\n" in text for text in self._token_texts], device=self.model.device)
+
+    @functools.cached_property
+    def _token_texts(self) -> list[str]:
+        """Each token id's text on its own, as the stopping rule reads a reply."""
+        vocabulary = self.model.get_output_embeddings().weight.shape[0]
+        return self.tokenizer.batch_decode([[token] for token in range(vocabulary)])
+
+
+def _load(model_path: Path, device: Device, decoder: Decoder) -> tuple[Any, Any]:
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from agentcli.policy.decode import use_decode_attention
+
+    if not (model_path / "config.json").is_file():
+        raise ModelUnavailableError(
+            f"{model_path} is not a model directory (no config.json); build one with "
+            "`agentgym model tiny --out DIR` or pass a trained checkpoint"
+        )
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    elif device == "cuda" and not torch.cuda.is_available():
+        raise UsageError("device 'cuda' asked for, but torch sees no GPU; use device 'cpu'")
+    # bf16 on a GPU for speed; fp32 on CPU, where bf16 matmuls are slow.
+    dtype = torch.bfloat16 if device == "cuda" else torch.float32
+    with no_progress_bars():
+        tokenizer = AutoTokenizer.from_pretrained(model_path)
+        model = AutoModelForCausalLM.from_pretrained(model_path, dtype=dtype).to(device)
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    if decoder == "own":  # the reference runs the model as transformers configures it
+        use_decode_attention(model)
+    model.eval()
+    return tokenizer, model

@@ -1,0 +1,151 @@
+"""A contract test per transformers internal named in ``agentcli.policy.compat``: each fails,
+saying which internal moved, when a transformers release changes what the decoding relies on.
+On the tiny random model (compare its numbers, never read its text)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from transformers import AutoModelForCausalLM
+
+from agentcli.policy import compat
+
+PROMPT = [[5, 17, 42, 8, 99, 23]]
+
+
+@pytest.fixture(scope="module")
+def model(tiny_model):
+    return AutoModelForCausalLM.from_pretrained(tiny_model).eval()
+
+
+def layers(model) -> int:
+    return model.config.num_hidden_layers
+
+
+def encoded(model, token_ids):
+    """The keys and values of ``token_ids`` (one row), from a growing cache."""
+    cache = compat.growing_cache(config=model.config)
+    with torch.inference_mode():
+        compat.last_logits(model, cache, input_ids=torch.tensor(token_ids))
+    return cache
+
+
+def test_the_forward_takes_the_cache_as_cache_and_computes_only_the_last_logits(model):
+    cache = compat.growing_cache(config=model.config)
+    with torch.inference_mode():
+        logits = compat.last_logits(model, cache, input_ids=torch.tensor(PROMPT))
+        full = model(input_ids=torch.tensor(PROMPT)).logits
+    assert compat.cached_length(cache) == len(PROMPT[0]), "the forward's `cache` argument"
+    assert logits.shape == (1, model.config.vocab_size), "the forward's `logits_to_keep`"
+    torch.testing.assert_close(logits, full[:, -1])
+
+
+def test_a_growing_cache_holds_what_it_is_given_and_appends_to_it(model):
+    whole = encoded(model, PROMPT)
+    tensors = compat.layer_tensors(whole)
+    assert len(tensors) == layers(model), "a cache's `layers`"
+    keys, values = tensors[0]
+    assert keys.shape[0] == 1 and keys.shape[2] == len(PROMPT[0]), "a layer's `keys`"
+    assert values.shape[:3] == keys.shape[:3], "a layer's `values`"
+    # Given the first four positions, a forward of the rest ends as the whole prompt's did.
+    held = compat.growing_cache(holding=[(k[:, :, :4], v[:, :, :4]) for k, v in tensors])
+    assert compat.cached_length(held) == 4, "DynamicCache's `ddp_cache_data`"
+    with torch.inference_mode():
+        compat.last_logits(model, held, input_ids=torch.tensor([PROMPT[0][4:]]))
+    for (got_keys, got_values), (want_keys, want_values) in zip(
+        compat.layer_tensors(held), tensors, strict=True
+    ):
+        torch.testing.assert_close(got_keys, want_keys)
+        torch.testing.assert_close(got_values, want_values)
+
+
+def test_a_preallocated_cache_is_written_in_place_and_continues_after_its_length(model):
+    prompt = torch.tensor(PROMPT)
+    room = len(PROMPT[0]) + 3
+    like = compat.layer_tensors(encoded(model, PROMPT))
+    cache = compat.preallocated_cache(layers(model), room)
+    compat.allocate(cache, 2, like)
+    tensors = compat.layer_tensors(cache)
+    keys, values = tensors[0]
+    assert keys.shape == (2, like[0][0].shape[1], room, like[0][0].shape[3]), (
+        "StaticLayer's `lazy_initialization`"
+    )
+    assert values.dtype == like[0][1].dtype
+    # Written by hand up to position 4, marked so, then a forward of the rest: as a forward of
+    # the whole prompt.
+    for (keys, values), (prompt_keys, prompt_values) in zip(tensors, like, strict=True):
+        keys[:, :, :4] = prompt_keys[:, :, :4]
+        values[:, :, :4] = prompt_values[:, :, :4]
+    compat.set_cached_length(cache, 4)
+    assert compat.cached_length(cache) == 4, "StaticLayer's `cumulative_length`"
+    with torch.inference_mode():
+        compat.last_logits(model, cache, input_ids=prompt[:, 4:].expand(2, -1))
+    assert compat.cached_length(cache) == len(PROMPT[0])
+    for (keys, _), (prompt_keys, _) in zip(compat.layer_tensors(cache), like, strict=True):
+        assert keys.shape[2] == room, "the layer's tensors stay preallocated"
+        torch.testing.assert_close(keys[:, :, : len(PROMPT[0])], prompt_keys.expand(2, -1, -1, -1))
+        assert not keys[:, :, len(PROMPT[0]) :].any()
+
+
+def test_a_prepared_mask_is_used_as_it_is(model):
+    """A 4D mask goes to attention unchanged: hiding a cached position changes the logits, and
+    showing every position gives what the usual 2D mask does."""
+    cache_length = len(PROMPT[0]) - 1
+    visible = torch.ones(1, len(PROMPT[0]), dtype=torch.bool)
+    hidden = visible.clone()
+    hidden[0, 2] = False
+
+    def step(mask):
+        cache = encoded(model, [PROMPT[0][:cache_length]])
+        with torch.inference_mode():
+            return compat.last_logits(
+                model,
+                cache,
+                input_ids=torch.tensor([PROMPT[0][cache_length:]]),
+                attention_mask=mask,
+                position_ids=torch.tensor([[cache_length]]),
+            )
+
+    prepared = compat.prepared_mask(visible)
+    assert prepared.shape == (1, 1, 1, len(PROMPT[0]))
+    torch.testing.assert_close(step(prepared), step(visible.long()))
+    assert not torch.allclose(step(compat.prepared_mask(hidden)), step(prepared)), (
+        "a 4D mask is no longer used as it is"
+    )
+
+
+def test_an_attention_function_is_registered_under_a_name_and_run(tiny_model):
+    model = AutoModelForCausalLM.from_pretrained(tiny_model).eval()
+    assert compat.attention_implementation(model) == "sdpa", "config's `_attn_implementation`"
+    with torch.inference_mode():
+        expected = model(input_ids=torch.tensor(PROMPT)).logits
+    calls = []
+
+    def passing_on(module, query, key, value, attention_mask, **kwargs):
+        calls.append((query.shape, key.shape, attention_mask))
+        return compat.sdpa_attention(module, query, key, value, attention_mask, **kwargs)
+
+    compat.use_attention_function(model, "agentgym_contract_test", passing_on)
+    assert compat.attention_implementation(model) == "agentgym_contract_test"
+    with torch.inference_mode():
+        logits = model(input_ids=torch.tensor(PROMPT)).logits
+    assert len(calls) == layers(model), "AttentionInterface.register / set_attn_implementation"
+    query_shape, key_shape, mask = calls[0]
+    assert query_shape[0] == 1 and query_shape[2] == len(PROMPT[0]), "query: [batch, heads, q, dim]"
+    assert key_shape[2] == len(PROMPT[0]), "key: [batch, key heads, positions, dim]"
+    assert mask is None or mask.dtype == torch.bool, "AttentionMaskInterface: SDPA's masks"
+    torch.testing.assert_close(logits, expected)  # sdpa_attention_forward is SDPA
+
+
+def test_sdpa_attention_returns_batch_queries_heads_dim():
+    query = torch.randn(2, 4, 3, 8)
+    key = value = torch.randn(2, 2, 5, 8)  # two query heads share each key head
+    module = torch.nn.Module()
+    module.is_causal = False
+    module.num_key_value_groups = 2
+    output, weights = compat.sdpa_attention(module, query, key, value, None, scaling=8**-0.5)
+    assert output.shape == (2, 3, 4, 8) and weights is None
+    expected = torch.nn.functional.scaled_dot_product_attention(
+        query, key.repeat_interleave(2, dim=1), value.repeat_interleave(2, dim=1)
+    )
+    torch.testing.assert_close(output, expected.transpose(1, 2))
