@@ -31,13 +31,23 @@ JsonInt = Annotated[StrictInt, BeforeValidator(_integral)]
 _UNSUPPORTED = "not supported: leave it out (or null) and reset with data_idx"
 
 
+def _no_custom_task(value: Any) -> Any:
+    if value:
+        raise ValueError(f"custom crafting commands and goals are {_UNSUPPORTED}")
+    return value
+
+
+# null only (its schema says so: at most 0 characters), refused with a message that says why
+NoCustomTask = Annotated[str | None, BeforeValidator(_no_custom_task)]
+
+
 class CreateRequest(BaseModel):
     """``POST /create``; AgentGym's textcraft client sends commands, goal and minecraft_dir
     (null: custom crafting commands and goals are not supported)."""
 
     model_config = ConfigDict(extra="ignore")
-    commands: str | None = Field(None, max_length=0, description=_UNSUPPORTED)
-    goal: str | None = Field(None, max_length=0, description=_UNSUPPORTED)
+    commands: NoCustomTask = Field(None, max_length=0, description=_UNSUPPORTED)
+    goal: NoCustomTask = Field(None, max_length=0, description=_UNSUPPORTED)
 
 
 class SessionRequest(BaseModel):

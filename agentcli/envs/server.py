@@ -246,7 +246,8 @@ def _validation_message(exc: RequestValidationError) -> str:
         if error.get("type") == "json_invalid":
             return "malformed request: the body is not valid JSON"
         where = ".".join(str(part) for part in error.get("loc", ()) if part != "body")
-        problems.append(f"{where or 'body'}: {error.get('msg', 'invalid')}")
+        message = str(error.get("msg", "invalid")).removeprefix("Value error, ")
+        problems.append(f"{where or 'body'}: {message}")
     return "malformed request: " + "; ".join(problems)
 
 
