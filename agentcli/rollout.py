@@ -320,9 +320,11 @@ class EvalConfig(HeldOutItems, RolloutConfig):
 
 
 def _model_label(policy: dict[str, Any]) -> str:
-    """A name for who plays, fit for a folder: the model directory's, the endpoint model's."""
+    """A name for who plays, fit for a folder: the model directory's last parts (models are
+    often all named ``model``: ``runs/x/iter1/model`` → ``x-iter1-model``), or the endpoint's
+    model name."""
     if policy.get("model"):
-        return Path(policy["model"]).name
+        return "-".join(part for part in Path(policy["model"]).parts[-3:] if part != "/")
     if policy.get("model_name"):
         return str(policy["model_name"]).replace("/", "_")
     return str(policy.get("kind") or "model")

@@ -36,7 +36,9 @@ def test_eval_defaults_to_held_out_items_and_an_output_per_env():
     assert config["policy"]["kind"] == "openai" and config["split"] == "test"
     assert config["out"] == "runs/eval/m/textcraft"
     local = printed("eval", "--env", "textcraft", "--model", "models/tiny1")
-    assert local["out"] == "runs/eval/tiny1/textcraft"
+    assert local["out"] == "runs/eval/models-tiny1/textcraft"
+    iteration = printed("eval", "--env", "textcraft", "--model", "runs/x/iter1/model")
+    assert iteration["out"] == "runs/eval/x-iter1-model/textcraft"
 
 
 def test_collect_is_the_oracle_on_training_items():
