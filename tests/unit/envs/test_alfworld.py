@@ -14,7 +14,7 @@ from agentcli.envs import alfworld
 from agentcli.envs.alfworld import BUILTIN_FIRST_INDEX, SPEC, AlfworldSession, GameCatalog
 from agentcli.envs.protocol import WIRE_FORMATS
 from agentcli.errors import EnvUnavailableError, TaskNotFoundError, UsageError
-from tests.processes import outputs_under_hash_seeds
+from tests.support.processes import outputs_under_hash_seeds
 
 pytestmark = [
     pytest.mark.alfworld,

@@ -12,7 +12,7 @@ import pytest
 from agentcli.envs.babyai import AGENTGYM_LEVELS, LEVELS, SPEC
 from agentcli.envs.protocol import WIRE_FORMATS
 from agentcli.errors import TaskNotFoundError
-from tests.processes import outputs_under_hash_seeds
+from tests.support.processes import outputs_under_hash_seeds
 
 # Seed 0 of 20 levels: every kind of mission (go to, open, pick up, put next, unlock, sequences,
 # boss) and both of the expert's own recoveries (22 starts carrying, 25 hides the key in a box).

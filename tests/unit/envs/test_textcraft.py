@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 
 from agentcli.envs.textcraft import SPEC, CraftingPlanner
-from tests.processes import outputs_under_hash_seeds
+from tests.support.processes import outputs_under_hash_seeds
 
 
 @pytest.fixture(scope="module")
