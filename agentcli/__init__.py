@@ -1,3 +1,6 @@
 """agentgym: train LLM agents on interactive text environments."""
 
-__version__ = "0.1.0"
+from importlib.metadata import version
+
+# Written once, in pyproject.toml; read back from the installed package's metadata.
+__version__ = version("agentgym")

@@ -2,7 +2,7 @@
 at a time, the way LEAP's correction scripts call their teacher.
 
 Both sides correct the same 200 failed student episodes (2-4 steps each) against one
-OpenAI-compatible server of ours on loopback (tests/openai_server.py) that takes 500 ms to
+OpenAI-compatible server of ours on loopback (tests/support/openai_server.py) that takes 500 ms to
 answer every request, as a hosted LLM's latency would; its answers are instant to compute, so
 the time measured is what waiting on the teacher costs, which is what concurrency saves.
 
@@ -34,8 +34,8 @@ from agentcli.teacher import TeacherConfig
 from agentcli.teacher.llm import CorrectionReply, stage_prompt
 from agentcli.teacher.llm_client import parse_reply
 from agentcli.teacher.stages import CorrectConfig, correct
-from tests.openai_server import openai_server
-from tests.teacher_episodes import corrections_reply, student_episodes
+from tests.support.openai_server import openai_server
+from tests.support.teacher_episodes import corrections_reply, student_episodes
 
 LATENCY_S = 0.5
 

@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agentcli.envs.textcraft import SPEC  # noqa: E402
-from tests.servers import running_server  # noqa: E402
+from tests.support.servers import running_server  # noqa: E402
 
 ACTIONS = ("inventory", "get 1 oak log", "craft 1 nothing using 1 air")
 

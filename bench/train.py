@@ -42,7 +42,7 @@ bf16). FLOPs per token = 6·N (N: parameters, embeddings included as the LM head
 projects fewer positions onto the vocabulary, so its MFU by this count is an upper bound of
 the work it did, comparable across the two sides.
 
-Measured results and their conditions: docs/train.md, "Speed".
+Measured results and their conditions: bench/README.md.
 
     .venv/bin/python bench/train.py [--model DIR] [--tokens 20000] [--episodes 300] [--threads 1]
     .venv/bin/python bench/train.py --model models/smollm2-135m --dtype bf16 --peak-tflops 989 \

@@ -150,7 +150,10 @@ def missing_requirement() -> str | None:
     if find_spec("scienceworld") is None:
         return "sciworld needs the scienceworld package: pip install scienceworld"
     if shutil.which("java") is None:
-        return "sciworld needs Java 8+ on PATH: install a JRE (e.g. apt-get install default-jre)"
+        return (
+            "sciworld needs Java 8+ on PATH: run `make java` in a checkout, "
+            "or apt-get install openjdk-17-jre-headless"
+        )
     return None
 
 

@@ -8,8 +8,8 @@ import pytest
 
 from agentcli.envs.client import EnvClient
 from agentcli.errors import EnvServerError, UnreachableError
-from tests.integration.agentgym_style_server import agentgym_style_server
-from tests.servers import free_port, running_server
+from tests.support.agentgym_style_server import agentgym_style_server
+from tests.support.servers import free_port, running_server
 
 
 def test_client_recovers_a_session_after_the_server_restarts(caplog):

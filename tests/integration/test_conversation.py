@@ -15,7 +15,7 @@ from agentcli.envs.launcher import env_servers
 from agentcli.envs.registry import SPECS
 from agentcli.iterate.run_layout import RunLayout
 from agentcli.rollout import run_rollout
-from tests.random_policy import RandomPolicy
+from tests.support.random_policy import RandomPolicy
 
 ITEMS = {"textcraft": [0, 1], "babyai": [0, 1], "babyai-putnext": [1000, 1001],
          "alfworld": [10000], "sciworld": [0]}  # fmt: skip

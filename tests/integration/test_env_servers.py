@@ -12,7 +12,7 @@ import pytest
 
 from agentcli.envs.client import EnvClient
 from agentcli.envs.registry import SPECS
-from tests.servers import child_commands, running_server, running_server_process
+from tests.support.servers import child_commands, running_server, running_server_process
 
 
 @dataclass(frozen=True)

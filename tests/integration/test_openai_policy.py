@@ -1,5 +1,5 @@
 """OpenAIPolicy and `agentgym rollout --policy openai` against a real HTTP server that speaks
-the OpenAI chat-completions format and fails on demand (tests/openai_server.py)."""
+the OpenAI chat-completions format and fails on demand (tests/support/openai_server.py)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from agentcli.policy import PolicyConfig, build_policy
 from agentcli.policy.base import Reply
 from agentcli.policy.openai_endpoint import OpenAIPolicy
 from agentcli.rollout import RolloutConfig, execute
-from tests.openai_server import count_tokens, openai_server
+from tests.support.openai_server import count_tokens, openai_server
 
 API_KEY = "sk-test-4f9a2c7d1e"
 CONVERSATION = [

@@ -26,8 +26,8 @@ from agentcli.policy import PolicyConfig
 from agentcli.policy.oracle import OraclePolicy
 from agentcli.rollout import RolloutConfig, execute, run_rollout
 from tests.integration.test_env_servers import BABYAI_ITEMS, SCIWORLD_TASK_TYPES
-from tests.random_policy import RandomPolicy
-from tests.servers import free_port
+from tests.support.random_policy import RandomPolicy
+from tests.support.servers import free_port
 
 TEXTCRAFT_TRAIN_ITEMS = 435
 

@@ -10,7 +10,7 @@ import pytest
 
 from agentcli.envs.client import EnvClient
 from agentcli.envs.protocol import MAX_ACTION_CHARS
-from tests.servers import running_server
+from tests.support.servers import running_server
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ import schemathesis
 from hypothesis import HealthCheck, given, settings
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
-from tests.servers import running_server
+from tests.support.servers import running_server
 
 EXAMPLES = 25  # per route: enough for each field's edge cases, a few seconds in all
 # A valid-looking request may still be refused: /privileged takes one of id or data_idx, a

@@ -1,5 +1,5 @@
 """The LLM teacher stages against a real HTTP server that speaks the OpenAI chat-completions
-format and fails on demand (tests/openai_server.py): faults on a fraction of calls, a killed
+format and fails on demand (tests/support/openai_server.py): faults on a fraction of calls, a killed
 run and its rerun, the cost ledger and budget, structured output, repairs, and the API key."""
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ from agentcli.teacher.stages import (
     correct,
     extract_state,
 )
-from tests.openai_server import openai_server
-from tests.teacher_episodes import (
+from tests.support.openai_server import openai_server
+from tests.support.teacher_episodes import (
     ACTIONS,
     corrections_reply,
     episode_asked_about,

@@ -22,7 +22,7 @@ from agentcli.errors import AgentGymError, UsageError
 from agentcli.policy.base import Reply
 from agentcli.policy.oracle import OraclePolicy
 from agentcli.teacher.oracle import OracleTeacher
-from tests.random_policy import RandomPolicy, rollout
+from tests.support.random_policy import RandomPolicy, rollout
 
 SAMPLED_CASES = 50  # (episode, t) pairs replayed per env
 EXPERT_ROUND_CAP = 100  # rounds the expert may take to finish from a corrected state

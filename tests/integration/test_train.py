@@ -276,7 +276,7 @@ def test_two_cpu_processes_train_on_different_batches(tiny_model, bc_data, tmp_p
         "launch.num_processes=2",
     )
 
-    summary = train(config, worker="tests.integration.train_rank_probe")
+    summary = train(config, worker="tests.support.train_rank_probe")
 
     seen = [json.loads((out / f"inputs_rank{rank}.json").read_text()) for rank in (0, 1)]
     assert seen[0] and seen[1]

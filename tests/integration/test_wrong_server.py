@@ -7,8 +7,8 @@ import pytest
 from agentcli.errors import WrongServerError
 from agentcli.policy import PolicyConfig
 from agentcli.rollout import RolloutConfig, execute
-from tests.servers import running_server
-from tests.unit.cli.test_cli import agentgym
+from tests.support.cli import agentgym
+from tests.support.servers import running_server
 
 
 def test_env_check_of_another_envs_server_fails_in_one_line():

