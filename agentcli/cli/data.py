@@ -42,6 +42,9 @@ def convert(
             show_default=False,
         ),
     ] = None,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace the target file if it exists.")
+    ] = False,
 ) -> None:
     """Convert episodes between formats; the input format is detected.
 
@@ -50,5 +53,9 @@ def convert(
     """
     from agentcli.data.convert import convert as run_conversion
 
-    converted = run_conversion(source, target, to, env=env)
+    if env is not None:
+        from agentcli.envs.registry import get_spec
+
+        get_spec(env)  # an unknown name is one line with the closest known one
+    converted = run_conversion(source, target, to, env=env, overwrite=overwrite)
     result(f"{converted.count} episodes: {source} ({converted.source_format}) → {target} ({to})")

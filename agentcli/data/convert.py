@@ -27,11 +27,19 @@ class Converted:
     count: int
 
 
-def convert(source: Path, target: Path, to: Format, *, env: str | None = None) -> Converted:
+# What each format is written as: a file with this suffix, or (None) a directory.
+TARGET_SUFFIX: dict[Format, str | None] = {"agentgym": ".json", "episodes": ".jsonl", "leap": None}
+
+
+def convert(
+    source: Path, target: Path, to: Format, *, env: str | None = None, overwrite: bool = False
+) -> Converted:
     """Read ``source`` (format detected), write its episodes to ``target`` as ``to``.
 
-    ``env`` names the environment of LEAP logs that do not record it (LEAP's own logs).
+    ``env`` names the environment of LEAP logs that do not record it (LEAP's own logs). A
+    target that exists is replaced only with ``overwrite`` (a LEAP directory never is).
     """
+    check_target(source, target, to, overwrite=overwrite)
     source_format = detect_format(source)
     if env is not None and source_format != "leap":
         raise UsageError(
@@ -41,6 +49,20 @@ def convert(source: Path, target: Path, to: Format, *, env: str | None = None) -
     episodes = read_episodes(source, source_format, env=env)
     write_episodes(episodes, target, to)
     return Converted(source_format, len(episodes))
+
+
+def check_target(source: Path, target: Path, to: Format, *, overwrite: bool) -> None:
+    """Refuse a target that does not fit ``to`` or would replace a file unasked (two swapped
+    arguments would otherwise overwrite the source)."""
+    suffix = TARGET_SUFFIX[to]
+    if suffix is not None and target.suffix.lower() != suffix:
+        raise UsageError(f"--to {to} writes a {suffix} file, not {target.name}: name it *{suffix}")
+    if suffix is None and target.suffix:
+        raise UsageError(f"--to leap writes a directory, not {target.name}: name it without .ext")
+    if target.exists() and target.resolve() == source.resolve():
+        raise UsageError(f"{target} is the source too: name another target")
+    if target.is_file() and not overwrite:
+        raise UsageError(f"{target} exists: pass --overwrite to replace it, or name another target")
 
 
 def detect_format(path: Path) -> Format:

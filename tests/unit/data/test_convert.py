@@ -195,3 +195,28 @@ def test_convert_command(tmp_path):
     ]  # fmt: skip
     result = CliRunner().invoke(app, ["convert", str(LEAP), str(target), "--to", "csv"])
     assert result.exit_code == 2 and "--to" in result.output
+
+
+def test_a_target_is_never_replaced_unasked_nor_of_another_format(tmp_path):
+    episodes = tmp_path / "mydemos.jsonl"
+    convert(AGENTGYM, episodes, "episodes")
+    kept = episodes.read_bytes()
+    with pytest.raises(UsageError, match="mydemos.jsonl exists: pass --overwrite"):
+        convert(AGENTGYM, episodes, "episodes")
+    with pytest.raises(UsageError, match="--to agentgym writes a .json file, not mydemos.jsonl"):
+        convert(AGENTGYM, episodes, "agentgym")  # the swapped arguments of the issue
+    with pytest.raises(UsageError, match="--to leap writes a directory"):
+        convert(AGENTGYM, tmp_path / "leap.json", "leap")
+    assert episodes.read_bytes() == kept
+    convert(episodes, tmp_path / "back.json", "agentgym")
+    convert(tmp_path / "back.json", episodes, "episodes", overwrite=True)
+    assert episodes.read_bytes() == kept
+
+
+def test_the_command_names_an_unknown_env(tmp_path):
+    result = CliRunner().invoke(
+        app,
+        ["convert", str(LEAP), str(tmp_path / "e.jsonl"), "--to", "episodes", "--env", "alfwrld"],
+    )
+    assert "did you mean 'alfworld'" in str(result.exception)
+    assert not (tmp_path / "e.jsonl").exists()
