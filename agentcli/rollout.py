@@ -241,7 +241,15 @@ async def run_rollout(
             finally:
                 await seat.close()
 
-        await asyncio.gather(*(run_seat(seat) for seat in seats))
+        tasks = [asyncio.create_task(run_seat(seat)) for seat in seats]
+        try:
+            await asyncio.gather(*tasks)
+        except BaseException:
+            # one seat's fatal error ends the run: stop the others before their clients close
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
     finally:
         for client in clients:
             await client.aclose()

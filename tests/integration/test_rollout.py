@@ -254,3 +254,16 @@ def test_progress_knows_the_items_before_the_first_episode_ends(tmp_path):
     assert seen[0] == (0, 3, 0)
     assert [finished for finished, _, _ in seen] == [0, 1, 2, 3]
     assert seen[-1][2] == sum(e.n_steps for e in read_records(tmp_path / "e.jsonl", Episode))
+
+
+def test_an_unreachable_endpoint_is_one_line_even_with_seats_in_flight(tmp_path):
+    command = [
+        sys.executable, "-m", "agentcli.cli.main", "rollout", "--env", "babyai-putnext",
+        "--base-url", f"http://127.0.0.1:{free_port()}/v1", "--model-name", "m",
+        "--limit", "4", "--concurrency", "4", "--out", str(tmp_path / "out"),
+        "policy.max_retries=1",
+    ]  # fmt: skip
+    run = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 1
+    assert "Traceback" not in run.stderr and "Retrying request" not in run.stderr
+    assert run.stderr.strip().splitlines()[-1].startswith("error: cannot reach the model endpoint")
