@@ -219,19 +219,20 @@ def run_stages(
     manifest.save()
     redo_rest: set[int] = set()  # iterations where a stage was redone
     outcomes = []
-    for stage in stages:
+    for number, stage in enumerate(stages, start=1):
         entry = manifest.stages.get(stage.key)
         requested = stage.name == from_stage or stage.iteration in redo_rest
         action, reason = decide(stage, entry, requested=requested, force=force)
         if action == "redo":
             redo_rest.add(stage.iteration)
+        where = f"stage {number}/{len(stages)} {stage.key}"
         if action == "skip":
-            log.info("%s: skipped (%s)", stage.key, reason)
+            log.info("%s: skipped (%s)", where, reason)
             outcomes.append(Outcome(stage.key, stage.name, action, reason, entry["summary"]))
             continue
-        log.info("%s: %s", stage.key, reason)
+        log.info("%s: %s", where, reason)
         summary = _run(stage, manifest, entry, redo=action == "redo")
-        log.info("%s: %s", stage.key, summary)
+        log.info("%s: %s", where, summary)
         outcomes.append(Outcome(stage.key, stage.name, action, reason, summary))
     return outcomes
 

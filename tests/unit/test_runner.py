@@ -4,6 +4,7 @@ output line per input line, resuming from the lines already written, as the real
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -130,6 +131,13 @@ def test_the_manifest_lists_the_plan_and_says_which_stage_is_running(tmp_path):
     assert during["iter0/double"]["status"] == RUNNING
     assert during["iter0/double"]["finished_at"] is None
     assert during["iter0/total"]["status"] == PENDING
+
+
+def test_each_stage_is_logged_with_its_place_in_the_plan(tmp_path, caplog):
+    with caplog.at_level(logging.INFO, logger="agentgym.iterate"):
+        Pipeline(tmp_path).run()
+    assert "stage 1/3 iter0/source: not run yet" in caplog.text
+    assert "stage 3/3 iter0/total:" in caplog.text
 
 
 def test_a_stage_that_raises_is_failed_not_interrupted(tmp_path):
