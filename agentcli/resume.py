@@ -61,13 +61,13 @@ def changed_settings(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str
 
 
 def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
-    """Nested mappings as one mapping of dotted keys."""
-    if not isinstance(value, Mapping):
-        return {prefix: value}
-    flat: dict[str, Any] = {}
-    for key, inner in value.items():
-        flat |= flatten(inner, f"{prefix}{key}." if isinstance(inner, Mapping) else prefix + key)
-    return flat
+    """``{"a": {"b": 1}}`` → ``{"a.b": 1}``; an empty mapping below the top stays a value."""
+    if isinstance(value, Mapping) and (value or not prefix):
+        flat: dict[str, Any] = {}
+        for key, inner in value.items():
+            flat |= flatten(inner, f"{prefix}{key}.")
+        return flat
+    return {prefix[:-1]: value}
 
 
 def weights_identity(model_dir: Path) -> str | None:

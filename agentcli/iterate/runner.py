@@ -44,6 +44,7 @@ from typing import Any, Literal
 
 from agentcli.common import write_atomic
 from agentcli.errors import UsageError
+from agentcli.resume import flatten
 
 log = logging.getLogger("agentgym.iterate")
 
@@ -115,7 +116,7 @@ def config_hash(config: Mapping[str, Any]) -> str:
 
 def changed_keys(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     """Dotted keys whose values differ, leaving out the ``OPERATIONAL`` ones."""
-    flat_old, flat_new = _flatten(old), _flatten(new)
+    flat_old, flat_new = flatten(old), flatten(new)
     return sorted(
         key
         for key in flat_old.keys() | flat_new.keys()
@@ -324,16 +325,6 @@ def _remove(path: Path) -> None:
         shutil.rmtree(path)
     else:
         path.unlink(missing_ok=True)
-
-
-def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
-    """``{"a": {"b": 1}}`` → ``{"a.b": 1}``; an empty mapping below the top stays a value."""
-    if isinstance(value, Mapping) and (value or not prefix):
-        flat: dict[str, Any] = {}
-        for key, inner in value.items():
-            flat |= _flatten(inner, f"{prefix}{key}.")
-        return flat
-    return {prefix[:-1]: value}
 
 
 def _now() -> str:
