@@ -5,14 +5,15 @@ That is only right when the records were made with the settings that shape them 
 its weights, the policy, the env and split, the turns allowed, what the student is shown...);
 operational settings (concurrency, servers, retries) may change. ``guard_output`` keeps those
 settings beside the records (``<name>.settings.json``) and refuses a rerun whose settings
-differ, naming what changed and the two ways out.
+differ, naming what changed and the two ways out. ``fingerprint`` identifies an input file (or
+directory) for those settings: records made from other inputs are records of other settings.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,19 +36,28 @@ def guard_output(records: Path, settings: Mapping[str, Any], *, overwrite: bool)
     if overwrite:
         records.unlink(missing_ok=True)
         kept.unlink(missing_ok=True)
-    elif records.exists() and records.stat().st_size > 0:
-        if not kept.is_file():
-            raise UsageError(
-                f"{records} holds records whose settings are unknown (written by hand or by an"
-                " older agentgym): pass --out elsewhere, or --overwrite to replace them"
-            )
-        changes = changed_settings(json.loads(kept.read_text(encoding="utf-8")), settings)
-        if changes:
-            raise UsageError(
-                f"{records} holds records made with other settings ({'; '.join(changes)}):"
-                " pass --out elsewhere to keep both, or --overwrite to replace them"
-            )
+    else:
+        refuse_other_settings(records, settings)
     write_atomic(kept, json.dumps(settings, indent=2, sort_keys=True, default=str) + "\n")
+
+
+def refuse_other_settings(records: Path, settings: Mapping[str, Any]) -> None:
+    """Raise ``UsageError`` when ``records`` holds records of settings other than ``settings``
+    (or of settings not kept beside it); an empty or missing ``records`` holds none."""
+    if not records.exists() or records.stat().st_size == 0:
+        return
+    kept = settings_path(records)
+    if not kept.is_file():
+        raise UsageError(
+            f"{records} holds records whose settings are unknown (written by hand or by an"
+            " older agentgym): pass --out elsewhere, or --overwrite to replace them"
+        )
+    changes = changed_settings(json.loads(kept.read_text(encoding="utf-8")), settings)
+    if changes:
+        raise UsageError(
+            f"{records} holds records made with other settings ({'; '.join(changes)}):"
+            " pass --out elsewhere to keep both, or --overwrite to replace them"
+        )
 
 
 def changed_settings(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
@@ -87,3 +97,28 @@ def weights_identity(model_dir: Path) -> str | None:
             file.seek(max(size - _SAMPLED, 0))
             digest.update(file.read(_SAMPLED))
     return digest.hexdigest()
+
+
+def fingerprint(path: Path) -> dict[str, Any] | None:
+    """A file's sha256 and size; a directory's hash of (path, size, mtime) of its files (a
+    model directory of gigabytes is not read); None when nothing is there."""
+    if path.is_file():
+        digest = hashlib.sha256()
+        with path.open("rb") as file:
+            while chunk := file.read(1 << 20):
+                digest.update(chunk)
+        return {"sha256": digest.hexdigest(), "size": path.stat().st_size}
+    if path.is_dir():
+        listing = hashlib.sha256()
+        files = sorted(item for item in path.rglob("*") if item.is_file())
+        for item in files:
+            stat = item.stat()
+            listing.update(
+                f"{item.relative_to(path)}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode()
+            )
+        return {"files": len(files), "size_mtime_sha256": listing.hexdigest()}
+    return None
+
+
+def fingerprints(paths: Sequence[Path]) -> dict[str, Any]:
+    return {str(path): fingerprint(path) for path in paths}

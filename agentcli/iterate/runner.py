@@ -15,7 +15,8 @@ A rerun decides stage by stage:
   server URLs, concurrency, retries, the budget) do not count as changes;
 - running or failed (interrupted): run again, which resumes it, since every stage picks up
   its own outputs (records keyed by item id, training checkpoints); redone instead when its
-  inputs changed meanwhile;
+  inputs changed meanwhile; config changed: an error as for a done stage (resuming would mix
+  records of both configs), unless ``force`` says to start it over;
 - never run: run.
 
 ``from_stage`` redoes the named stage. A redone stage redoes every later stage of its
@@ -44,7 +45,7 @@ from typing import Any, Literal
 
 from agentcli.common import write_atomic
 from agentcli.errors import UsageError
-from agentcli.resume import flatten
+from agentcli.resume import fingerprints, flatten
 
 log = logging.getLogger("agentgym.iterate")
 
@@ -124,31 +125,6 @@ def changed_keys(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     )
 
 
-def fingerprint(path: Path) -> dict[str, Any] | None:
-    """A file's sha256 and size; a directory's hash of (path, size, mtime) of its files;
-    None when nothing is there."""
-    if path.is_file():
-        digest = hashlib.sha256()
-        with path.open("rb") as file:
-            while chunk := file.read(1 << 20):
-                digest.update(chunk)
-        return {"sha256": digest.hexdigest(), "size": path.stat().st_size}
-    if path.is_dir():
-        listing = hashlib.sha256()
-        files = sorted(item for item in path.rglob("*") if item.is_file())
-        for item in files:
-            stat = item.stat()
-            listing.update(
-                f"{item.relative_to(path)}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode()
-            )
-        return {"files": len(files), "size_mtime_sha256": listing.hexdigest()}
-    return None
-
-
-def fingerprints(paths: Sequence[Path]) -> dict[str, Any]:
-    return {str(path): fingerprint(path) for path in paths}
-
-
 def decide(
     stage: Stage, entry: Mapping[str, Any] | None, *, requested: bool, force: bool
 ) -> tuple[Action, str]:
@@ -158,23 +134,15 @@ def decide(
     if entry is None or entry["status"] == PENDING:
         return "run", "not run yet"
     inputs_changed = entry["inputs"] != fingerprints(stage.inputs)
-    if entry["status"] != DONE:
-        if inputs_changed:
-            return "redo", f"was {entry['status']}, and its inputs changed since"
-        if entry["config_hash"] != config_hash(stage.config):
-            log.warning(
-                "%s: config changed since it started (%s): resuming with the new one; pass"
-                " --from-stage %s to start it over",
-                stage.key,
-                ", ".join(changed_keys(entry["config"], stage.config)) or "operational keys",
-                stage.name,
-            )
-        return "run", f"resuming (was {entry['status']})"
+    if entry["status"] != DONE and inputs_changed:
+        return "redo", f"was {entry['status']}, and its inputs changed since"
     changed = changed_keys(entry["config"], stage.config)
     if changed:
         if not force:
-            raise _changed_config(stage, changed)
+            raise _changed_config(stage, entry["status"], changed)
         return "redo", f"config changed ({', '.join(changed)})"
+    if entry["status"] != DONE:
+        return "run", f"resuming (was {entry['status']})"
     if inputs_changed:
         return "redo", "its inputs changed"
     gone = [path for path, made in entry["outputs"].items() if made and not Path(path).exists()]
@@ -199,10 +167,10 @@ def check_plan(
     )
     for stage in stages[:requested_from]:
         entry = manifest.stages.get(stage.key)
-        if entry is not None and entry["status"] == DONE:
+        if entry is not None and entry["status"] != PENDING:
             changed = changed_keys(entry["config"], stage.config)
             if changed:
-                raise _changed_config(stage, changed)
+                raise _changed_config(stage, entry["status"], changed)
 
 
 def run_stages(
@@ -278,10 +246,10 @@ def _run(
     return summary
 
 
-def _changed_config(stage: Stage, changed: list[str]) -> UsageError:
+def _changed_config(stage: Stage, status: str, changed: list[str]) -> UsageError:
     return UsageError(
-        f"{stage.key} is done, but its config changed ({', '.join(changed)}): pass --force to"
-        f" redo it and what follows, --from-stage {stage.name}, or undo the change"
+        f"{stage.key} is {status}, but its config changed ({', '.join(changed)}): pass --force"
+        f" to redo it and what follows, --from-stage {stage.name}, or undo the change"
     )
 
 

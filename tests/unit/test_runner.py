@@ -19,10 +19,10 @@ from agentcli.iterate.runner import (
     Manifest,
     Stage,
     changed_keys,
-    fingerprint,
     run_lock,
     run_stages,
 )
+from agentcli.resume import fingerprint
 
 
 class Interrupted(KeyboardInterrupt):
@@ -165,6 +165,18 @@ def test_an_interrupted_stage_resumes_and_earlier_ones_are_not_redone(tmp_path):
     assert pipeline.doubled.read_text().split() == ["2", "4", "6", "8", "10"]
     assert fingerprint(tmp_path / "source.txt") == source_before
     assert pipeline.manifest()["stages"]["iter0/double"]["attempts"] == 2
+
+
+def test_an_interrupted_stage_with_a_changed_config_is_refused_not_resumed(tmp_path):
+    """Resuming would mix lines doubled by 2 with lines tripled: refused, or redone with force."""
+    with pytest.raises(Interrupted):
+        Pipeline(tmp_path, stop_after=3).run()
+    with pytest.raises(UsageError, match=r"iter0/double is interrupted, .*\(factor\).*--force"):
+        Pipeline(tmp_path, factor=3).run()
+    pipeline = Pipeline(tmp_path, factor=3)
+    outcomes = pipeline.run(force=True)
+    assert outcomes[1].action == "redo"
+    assert pipeline.doubled.read_text().split() == ["3", "6", "9", "12", "15"]
 
 
 def test_a_changed_config_of_a_finished_stage_is_an_error_naming_stage_and_keys(tmp_path):
