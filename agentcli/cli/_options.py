@@ -187,8 +187,7 @@ REQUIRED = inspect.Parameter.empty
 Group = Mapping[str, Option]
 
 ENV: Group = {"env": Option(Env, default=REQUIRED)}
-OUT: Group = {"out": Option(Out)}
-EPISODES_OUT: Group = {"out": Option(Out), "overwrite": Option(Overwrite, default=False)}
+RESUMABLE_OUT: Group = {"out": Option(Out), "overwrite": Option(Overwrite, default=False)}
 ITEMS: Group = {
     "split": Option(Split),
     "limit": Option(Limit),

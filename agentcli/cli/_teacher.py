@@ -24,7 +24,7 @@ def stage_command(doc: str, stage: str, *groups: _options.Group) -> Callable[...
 
         print_stage_summary(run_with_progress(getattr(stages, stage), resolved))
 
-    return _options.command(doc, _options.ENV, *groups, _options.TEACHER, _options.OUT,
+    return _options.command(doc, _options.ENV, *groups, _options.TEACHER, _options.RESUMABLE_OUT,
                             config=config, run=run)  # fmt: skip
 
 

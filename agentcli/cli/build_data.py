@@ -49,6 +49,10 @@ build_data = _options.command(
         "holdout": _option(float, "Share of items held out as test (default: 0.05)"),
         "seed": _option(int, "Seed of the train/test split and the sampling (default: 0)"),
         "out": _option(Path, "Output directory (default: <run>/iter<k>/data)"),
+        "overwrite": _options.Option(
+            Annotated[bool, typer.Option(help="Replace a set built with other settings.")],
+            default=False,
+        ),
     },
     config=_config,
     run=_run,

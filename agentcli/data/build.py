@@ -44,6 +44,7 @@ from agentcli.data.records import (
 )
 from agentcli.errors import UsageError
 from agentcli.iterate.run_layout import RunLayout
+from agentcli.resume import guard_output
 
 log = logging.getLogger("agentgym.data")
 
@@ -93,6 +94,9 @@ class BuildDataConfig(DataSettings):
     )
     out: Path | None = Field(
         None, description="Output directory (default: <run>/iter<k>/data, <run>/control/data)."
+    )
+    overwrite: bool = Field(
+        False, description="Replace a training set built with other settings (else refused)."
     )
 
     @model_validator(mode="after")
@@ -165,8 +169,12 @@ class _Example:
 
 
 def build_data(config: BuildDataConfig) -> BuildSummary:
-    """Write the train and test files of ``config.method`` for ``config.iter``."""
+    """Write the train and test files of ``config.method`` for ``config.iter``, once its
+    inputs are read and checked; a set built with other settings is replaced only with
+    ``overwrite`` (the same settings build it again, from the inputs as they are now)."""
     built = training_set(config)
+    settings = config.model_dump(mode="json", exclude={"out", "overwrite"})
+    guard_output(config.train_path, settings, overwrite=config.overwrite)
     write_training_set(config.method, built.train, config.train_path)
     write_training_set(config.method, built.test, config.test_path)
     dump_config(config, config.config_path)

@@ -17,7 +17,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field, model_validator
 
@@ -28,6 +28,7 @@ from agentcli.data.records import Episode, PrivilegedState, Record, item_id
 from agentcli.errors import AgentGymError, BudgetExceededError, FatalRunError, UsageError
 from agentcli.items import ItemSelection, items_from_file
 from agentcli.iterate.run_layout import RunLayout
+from agentcli.resume import fingerprint, guard_output, refuse_other_settings
 from agentcli.teacher import TeacherConfig, build_teacher
 from agentcli.teacher.base import Teacher
 from agentcli.teacher.ledger import now
@@ -79,6 +80,27 @@ class StageConfig(CommandConfig):
         None, description="A .jsonl file, or a directory; default: beside the input."
     )
     teacher: TeacherConfig = Field(default_factory=TeacherConfig, description="Who teaches.")
+    overwrite: bool = Field(
+        False, description="Replace the records already in out; else a rerun resumes them."
+    )
+
+    def record_settings(self) -> dict[str, Any]:
+        """What shapes each record, kept beside the records: a rerun resumes only the same
+        (concurrency, retries, the budget and the endpoint's URL may change)."""
+        teacher = self.teacher
+        shaping = {"model_name", "temperature", "max_tokens", "structured_output"}
+        return {
+            "env": self.env,
+            "teacher": {
+                "kind": teacher.kind,
+                **(teacher.model_dump(include=shaping) if teacher.kind == "openai" else {}),
+            },
+            "inputs": {name: fingerprint(path) for name, path in self.inputs().items()},
+        }
+
+    def inputs(self) -> dict[str, Path]:
+        """The files the records are made from, by name."""
+        return {}
 
     @property
     def output_path(self) -> Path:
@@ -101,6 +123,9 @@ class AnnotateConfig(StageConfig):
     demos: Path = Field(description="Expert demos (Episodes JSONL), e.g. from `collect`.")
     default_name: ClassVar[str] = "demos.annotated.jsonl"
 
+    def inputs(self) -> dict[str, Path]:
+        return {"demos": self.demos}
+
     @model_validator(mode="after")
     def _default_out(self) -> AnnotateConfig:
         if self.out is None:
@@ -116,6 +141,9 @@ class ExtractStateConfig(StageConfig, ItemSelection):
         None, description="Expert demos to read the state from (an LLM teacher needs them)."
     )
     default_name: ClassVar[str] = "privileged_state.jsonl"
+
+    def inputs(self) -> dict[str, Path]:
+        return {"demos": self.demos} if self.demos is not None else {}
 
     @model_validator(mode="after")
     def _default_out(self) -> ExtractStateConfig:
@@ -149,6 +177,10 @@ class CorrectConfig(StageConfig, EpisodeSelection):
         description="privileged_state.jsonl; default: the run's, when the rollout is in a run.",
     )
     default_name: ClassVar[str] = "corrections.jsonl"
+
+    def inputs(self) -> dict[str, Path]:
+        state = {"state": self.state} if self.state is not None else {}
+        return {"rollout": self.episodes_path, **state}
 
     @model_validator(mode="after")
     def _defaults(self) -> CorrectConfig:
@@ -254,7 +286,13 @@ def _execute(
     dry_run = config.teacher.dry_run
     if dry_run and config.teacher.kind == "oracle":
         raise UsageError("--dry-run estimates what an LLM teacher costs; the oracle costs nothing")
-    if not dry_run:
+    failures = config.side_file("failures.jsonl")
+    if dry_run:  # writes nothing, but estimates only what a real run would do
+        refuse_other_settings(config.output_path, config.record_settings())
+    else:
+        guard_output(config.output_path, config.record_settings(), overwrite=config.overwrite)
+        if config.overwrite:
+            failures.unlink(missing_ok=True)
         dump_config(config, config.side_file("config.yaml"))
     teacher = build_teacher(
         config.teacher,
@@ -270,7 +308,7 @@ def _execute(
                 stage,
                 work(teacher),
                 config.output_path,
-                config.side_file("failures.jsonl"),
+                failures,
                 concurrency=config.teacher.concurrency,
                 dry_run=dry_run,
                 on_item=on_item,

@@ -51,7 +51,7 @@ def rollout_dir(tmp_path: Path, episodes: list[Episode]) -> Path:
 
 def teacher(url: str, **options) -> TeacherConfig:
     return TeacherConfig(
-        kind="openai", base_url=url, model_name="m", timeout_s=0.5, **{"max_retries": 3, **options}
+        kind="openai", base_url=url, model_name="m", timeout_s=2.0, **{"max_retries": 3, **options}
     )
 
 
@@ -62,7 +62,7 @@ def cached_keys(path: Path) -> set[str]:
 def test_200_corrections_under_faults_finish_or_fail_with_a_reason_and_rerun_clean(tmp_path):
     episodes = student_episodes(200)
     with openai_server(corrections_reply(episodes)) as server:
-        server.slow_s = 1.0  # past the client's 0.5 s timeout
+        server.slow_s = 3.0  # past the client's 2 s timeout (shorter ones time out under load too)
         server.fail_randomly(FAULTS, seed=3)
         # One retry and one repair, so that a few items of 200 fail (about 1 in 20).
         config = CorrectConfig(

@@ -225,3 +225,31 @@ def test_sciworld_detours_are_corrected_and_expert_steps_kept(tmp_path):
         session.close()
     description = annotated.steps[0].reason.split(". ")[0]
     assert all(step.reason.startswith(description) for step in annotated.steps)
+
+
+def test_a_rerun_resumes_corrections_of_the_same_episodes_only(tmp_path):
+    from agentcli.data.jsonl import read_records, write_records
+    from agentcli.teacher.stages import CorrectConfig, correct
+
+    episodes_path = tmp_path / "student.jsonl"
+    episodes = rollout("textcraft", [1, 5, 9], episodes_path, RandomPolicy(seed=1))
+    config = CorrectConfig(  # every episode, won or lost
+        env="textcraft", rollout=episodes_path, out=tmp_path / "fixes.jsonl", threshold=1.01
+    )
+    first = correct(config)
+    assert first.done == len(episodes) and first.skipped == 0
+    again = correct(config.model_copy(update={"teacher": config.teacher.model_copy(
+        update={"concurrency": 1})}))  # fmt: skip  # an operational change: resumed
+    assert again.skipped == len(episodes) and again.done == 0
+
+    made = (tmp_path / "fixes.jsonl").read_text()
+    write_records(episodes_path, episodes[:1])  # the student's episodes are not those corrected
+    with pytest.raises(UsageError, match=r"other settings \(inputs\.rollout\.s.*--overwrite"):
+        correct(config)
+    assert (tmp_path / "fixes.jsonl").read_text() == made  # nothing lost
+
+    replaced = correct(config.model_copy(update={"overwrite": True}))
+    assert replaced.done == 1 and replaced.skipped == 0
+    assert [c.item_id for c in read_records(tmp_path / "fixes.jsonl", Correction)] == [
+        episodes[0].item_id
+    ]

@@ -62,7 +62,8 @@ VIEW_FIELDS = set(StudentView.model_fields)
 
 def _build(run: RunLayout, **options) -> tuple[list, list, object]:
     view = StudentView(**{key: options.pop(key) for key in VIEW_FIELDS & options.keys()})
-    config = BuildDataConfig(run=run.root, view=view, **options)
+    # tests build several settings into one run: each replaces the last
+    config = BuildDataConfig(run=run.root, view=view, overwrite=True, **options)
     summary = build_data(config)
     if config.method == "bc":
         read = [json.loads(path.read_text()) for path in (config.train_path, config.test_path)]
@@ -289,3 +290,17 @@ def test_the_training_set_does_not_depend_on_the_order_episodes_finished_in(run)
         path.write_text("\n".join(reversed(records)) + "\n")
     again, _, _ = _build(run, method="sft", iter=1, holdout=0, out=run.root / "again")
     assert again == first
+
+
+def test_a_set_built_with_other_settings_is_replaced_only_when_asked(run):
+    command = ["build-data", "--method", "sft", "--iter", "1", "--run", str(run.root)]
+    assert agentgym(*command).returncode == 0
+    built = (run.data(1) / "sft.jsonl").read_text()
+    assert agentgym(*command).returncode == 0  # the same settings: built again, the same
+    assert (run.data(1) / "sft.jsonl").read_text() == built
+
+    other = agentgym(*command, "--mix", "all")
+    assert other.returncode == 2 and other.stderr.strip().count("\n") == 0
+    assert "mix: 'balanced' → 'all'" in other.stderr and "--overwrite" in other.stderr
+    assert (run.data(1) / "sft.jsonl").read_text() == built  # nothing lost
+    assert agentgym(*command, "--mix", "all", "--overwrite").returncode == 0

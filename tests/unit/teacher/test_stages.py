@@ -147,3 +147,20 @@ def test_an_llm_teacher_cannot_extract_state_without_demos():
             environ={},
             dotenv=None,
         )
+
+
+def test_the_teachers_model_and_sampling_shape_records_and_its_operations_do_not(tmp_path):
+    demos = tmp_path / "demos.jsonl"
+    write_records(demos, [episode(0)])
+    teacher = {"base_url": "http://127.0.0.1:9/v1", "model_name": "m"}
+
+    def settings(**changes):
+        config = AnnotateConfig(env="textcraft", demos=demos, teacher={**teacher, **changes})
+        return config.record_settings()
+
+    assert settings() == settings(base_url="http://other/v1", concurrency=1, max_retries=0)
+    assert settings(model_name="m2")["teacher"]["model_name"] == "m2"
+    assert settings(temperature=0.7) != settings()
+    before = settings()
+    write_records(demos, [episode(1)])
+    assert settings()["inputs"] != before["inputs"]
