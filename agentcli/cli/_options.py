@@ -18,11 +18,12 @@ from typing import Annotated, Any, Literal
 import typer
 
 Env = Annotated[
-    str,
+    str | None,
     typer.Option(
         "--env",
         "--task",
-        help="Environment name (see `agentgym env list`); --task is AgentGym's name for it.",
+        help="Environment name (see `agentgym env list`); --task is AgentGym's name for it"
+        " (or `env:` in --config).",
         show_default=False,
     ),
 ]
@@ -186,7 +187,7 @@ class Option:
 REQUIRED = inspect.Parameter.empty
 Group = Mapping[str, Option]
 
-ENV: Group = {"env": Option(Env, default=REQUIRED)}
+ENV: Group = {"env": Option(Env)}  # required by the config: the flag or --config gives it
 RESUMABLE_OUT: Group = {"out": Option(Out), "overwrite": Option(Overwrite, default=False)}
 ITEMS: Group = {
     "split": Option(Split),

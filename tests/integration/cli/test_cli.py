@@ -56,6 +56,19 @@ def test_print_config_applies_precedence(tmp_path):
     assert "idle_timeout_s: 5.0" in result.stdout
 
 
+def test_the_env_may_come_from_the_config_file_alone(tmp_path):
+    config = tmp_path / "rollout.yaml"
+    config.write_text("env: textcraft\nlimit: 1\npolicy: {kind: oracle}\n")
+    shown = agentgym("rollout", "--config", str(config), "--out", str(tmp_path / "x"),
+                     "--print-config")  # fmt: skip
+    assert shown.returncode == 0, shown.stderr
+    assert "env: textcraft" in shown.stdout
+    config.write_text("limit: 1\npolicy: {kind: oracle}\n")
+    missing = agentgym("rollout", "--config", str(config), "--out", str(tmp_path / "x"))
+    assert missing.returncode == 2 and missing.stderr.strip().count("\n") == 0
+    assert "env: required" in missing.stderr
+
+
 def test_debug_shows_the_traceback():
     result = agentgym("--debug", "env", "serve", "nope")
     assert result.returncode != 0
