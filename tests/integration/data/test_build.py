@@ -3,7 +3,6 @@ teacher's corrections of them, laid out as ``iterate`` lays them out."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import shutil
 
@@ -22,33 +21,18 @@ from agentcli.data.records import (
 from agentcli.errors import UsageError
 from agentcli.iterate.run_layout import RunLayout
 from agentcli.policy.oracle import OraclePolicy
-from agentcli.teacher.oracle import OracleTeacher
 from tests.support.cli import agentgym
-from tests.support.random_policy import RandomPolicy, rollout
+from tests.support.random_policy import rollout
+from tests.support.runs import corrected_run
 
 DEMO_ITEMS = list(range(1, 41, 2))
 STUDENT_ITEMS = {0: list(range(2, 30, 3)), 1: list(range(3, 15, 3))}
 
 
-def _correct(episodes: list[Episode]) -> list[Correction]:
-    async def run() -> list[Correction]:
-        teacher = OracleTeacher("textcraft")
-        try:
-            return await asyncio.gather(*(teacher.correct(e, None) for e in episodes))
-        finally:
-            await teacher.aclose()
-
-    return asyncio.run(run())
-
-
 @pytest.fixture(scope="module")
 def finished_run(tmp_path_factory):
-    layout = RunLayout(tmp_path_factory.mktemp("run"))
-    rollout("textcraft", DEMO_ITEMS, layout.demos, OraclePolicy())
-    for k, items in STUDENT_ITEMS.items():
-        episodes = rollout("textcraft", items, layout.rollout(k), RandomPolicy(seed=k))
-        write_records(layout.corrections(k), _correct(episodes))
-    return layout
+    return corrected_run(RunLayout(tmp_path_factory.mktemp("run")), "textcraft", DEMO_ITEMS,
+                         STUDENT_ITEMS)  # fmt: skip
 
 
 @pytest.fixture

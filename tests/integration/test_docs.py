@@ -1,0 +1,106 @@
+"""docs/ as its reader meets it. Every ``agentgym`` line of every page's bash blocks is a valid
+command: its config resolves (``--print-config``) from a directory laid out as the page
+assumes. The blocks that can run here offline run as written, in order, on a temp dir, after
+what the page assumes was done before ("given"); the rest need a GPU, an API key, a foreign
+server or an hour (the quickstart, which ``make demo`` runs).
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+from pathlib import Path
+
+import pytest
+
+from agentcli.iterate.run_layout import RunLayout
+from tests.support.cli import agentgym
+from tests.support.docs import PLACEHOLDER, ROOT, bash_blocks, failure_text, run_block
+from tests.support.random_policy import RandomPolicy, rollout
+from tests.support.runs import corrected_run
+
+PAGES = sorted((ROOT / "docs").rglob("*.md"))
+# Commands whose options resolve to a config, which --print-config shows without running.
+CONFIGURED = {"collect", "rollout", "eval", "annotate", "extract-state", "correct", "build-data",
+              "iterate", "env serve", "train bc", "train sft", "train dpo"}  # fmt: skip
+# Files the pages name as the reader's own.
+READERS_FILES = {"my.yaml": ROOT / "configs" / "quickstart.yaml"}
+
+
+def documented_commands() -> list[tuple[str, list[str]]]:
+    """(page, arguments) of each agentgym line of the docs' bash blocks."""
+    found = []
+    for page in PAGES:
+        for block in bash_blocks(page):
+            for line in block.splitlines():
+                if line.startswith("agentgym ") and PLACEHOLDER not in line:
+                    arguments = shlex.split(line, comments=True)[1:]
+                    found.append((page.name, [a for a in arguments if a != "&"]))
+    return found
+
+
+def _command_name(arguments: list[str]) -> str:
+    group = " ".join(arguments[:2])
+    return group if group in CONFIGURED else arguments[0]
+
+
+@pytest.fixture
+def readers_directory(tmp_path: Path) -> Path:
+    (tmp_path / "configs").symlink_to(ROOT / "configs")
+    for name, source in READERS_FILES.items():
+        shutil.copy(source, tmp_path / name)
+    return tmp_path
+
+
+@pytest.mark.slow
+def test_every_configured_command_of_the_docs_resolves(readers_directory):
+    commands = [(page, args) for page, args in documented_commands()
+                if _command_name(args) in CONFIGURED]  # fmt: skip
+    assert len(commands) > 25 and {page for page, _ in commands} >= {"train.md", "rollout.md"}
+    for page, arguments in commands:
+        shown = agentgym(*arguments, "--print-config", cwd=readers_directory)
+        assert shown.returncode == 0, f"{page}: agentgym {shlex.join(arguments)}: {shown.stderr}"
+        assert not any(readers_directory.glob("runs")), f"{page}: --print-config wrote a run"
+
+
+def _run_page(page: str, cwd: Path, *, timeout: float = 600) -> str:
+    """Run the page's first bash block; the stdout of its lines."""
+    run = run_block(bash_blocks(ROOT / "docs" / page)[0], cwd, timeout=timeout)
+    assert run.returncode == 0, f"{page}: {failure_text(run)}"
+    return run.stdout
+
+
+@pytest.mark.slow
+def test_env_page_serves_and_checks(tmp_path):
+    out = _run_page("env.md", tmp_path)
+    assert "textcraft" in out and "verdict: PASS" in out
+
+
+@pytest.mark.slow
+def test_oracle_page_annotates_extracts_and_corrects(tmp_path):
+    given = agentgym("collect", "--env", "textcraft", "--limit", "3",
+                     "--out", "runs/x/demos.jsonl", cwd=tmp_path)  # fmt: skip
+    assert given.returncode == 0, given.stderr
+    rollout("babyai", [0, 1, 2], tmp_path / "runs/x/iter0/rollout/episodes.jsonl",
+            RandomPolicy(seed=0))  # fmt: skip
+    _run_page("oracle.md", tmp_path)
+    for made in ("demos.annotated.jsonl", "privileged_state.jsonl",
+                 "iter0/correction/corrections.jsonl"):  # fmt: skip
+        assert (tmp_path / "runs/x" / made).is_file(), made
+
+
+@pytest.mark.slow
+def test_build_data_page_builds_every_set(tmp_path):
+    run = corrected_run(RunLayout(tmp_path / "runs" / "demo"), "textcraft", range(1, 21, 2),
+                        {0: [2, 5, 8, 11], 1: [3, 6, 9]})  # fmt: skip
+    out = _run_page("build-data.md", tmp_path)
+    assert len(out.strip().splitlines()) == 4
+    for k, name in ((0, "sft.jsonl"), (1, "sft.jsonl"), (2, "dpo.jsonl"), (1, "bc.json")):
+        assert (run.data(k) / name).is_file(), (k, name)
+
+
+@pytest.mark.slow
+def test_model_page_builds_both_models(tmp_path):
+    _run_page("model.md", tmp_path)
+    for name in ("tiny", "smollm2-135m"):
+        assert (tmp_path / "models" / name / "model.safetensors").is_file(), name

@@ -1,0 +1,32 @@
+"""Reading the bash blocks of README.md and docs/ and running them as a reader would."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).parents[2]
+PLACEHOLDER = "…"  # a line holding it is a pattern to fill in, not a command to run
+
+
+def bash_blocks(page: Path, *, after: str = "") -> list[str]:
+    """The page's ```bash blocks, in order (those after the heading ``after``)."""
+    text = page.read_text(encoding="utf-8")
+    return re.findall(r"```bash\n(.*?)```", text[text.index(after) :], re.S)
+
+
+def run_block(block: str, cwd: Path, *, timeout: float) -> subprocess.CompletedProcess[str]:
+    """Run ``block`` line by line in ``cwd`` with this interpreter's ``agentgym`` first on the
+    PATH, stopping at the first failing line (a line ending in ``&`` runs in the background
+    until the block ends)."""
+    script = "set -euo pipefail\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n" + block
+    environ = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    return subprocess.run(["bash", "-c", script], cwd=cwd, env=environ, capture_output=True,
+                          text=True, timeout=timeout)  # fmt: skip
+
+
+def failure_text(run: subprocess.CompletedProcess[str]) -> str:
+    return run.stdout[-2000:] + run.stderr[-3000:]
