@@ -34,7 +34,7 @@ from agentcli.data.records import Episode, Step, item_id
 from agentcli.envs.base import EnvSpec, Transition
 from agentcli.envs.client import EnvClient, RemoteSession
 from agentcli.envs.launcher import env_servers
-from agentcli.envs.registry import get_spec
+from agentcli.envs.registry import EnvName, get_spec
 from agentcli.errors import AgentGymError, FatalRunError
 from agentcli.items import HeldOutItems, ItemSelection, items_from_file
 from agentcli.policy import PolicyConfig, build_policy
@@ -267,7 +267,7 @@ class RolloutConfig(ItemSelection, EpisodeSettings):
     """``agentgym rollout`` (and ``collect``, which are rollouts too): items, how episodes
     run, then the target: the env, its servers, who plays, how it is shown, where it goes."""
 
-    env: str = Field(description="Environment (see `agentgym env list`).")
+    env: EnvName = Field(description="Environment (see `agentgym env list`).")
     env_server: list[str] = Field(
         default_factory=list,
         description="Env server URLs (round-robin); none: start a built-in server.",

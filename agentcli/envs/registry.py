@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
+from typing import Annotated
+
+from pydantic import AfterValidator
 
 from agentcli.envs import alfworld, babyai, sciworld, textcraft, webshop
 from agentcli.envs.base import EnvSpec
@@ -30,6 +33,16 @@ def get_spec(name: str) -> EnvSpec:
             f"unknown environment {name!r}; {hint}built-in: {', '.join(SPECS)} "
             "(see `agentgym env list`)"
         ) from None
+
+
+def known_env(name: str) -> str:
+    """``name`` when it is a built-in env; else the error naming the closest one."""
+    get_spec(name)
+    return name
+
+
+# A config field naming an environment: a typo is refused when the config is read.
+EnvName = Annotated[str, AfterValidator(known_env)]
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from agentcli.common import END_ERROR
 from agentcli.config import CommandConfig, dump_config
 from agentcli.data.jsonl import append_records, done_ids, read_records, write_records
 from agentcli.data.records import Episode, PrivilegedState, Record, item_id
+from agentcli.envs.registry import EnvName
 from agentcli.errors import AgentGymError, BudgetExceededError, FatalRunError, UsageError
 from agentcli.items import ItemSelection, items_from_file
 from agentcli.iterate.run_layout import RunLayout
@@ -75,7 +76,7 @@ Work = Callable[[], Awaitable[BaseModel]]
 
 
 class StageConfig(CommandConfig):
-    env: str = Field(description="Environment (see `agentgym env list`).")
+    env: EnvName = Field(description="Environment (see `agentgym env list`).")
     out: Path | None = Field(
         None, description="A .jsonl file, or a directory; default: beside the input."
     )

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.support.cli import agentgym
 from tests.support.processes import heavy_modules_imported_by
 from tests.support.servers import free_port, running_server
@@ -32,6 +34,17 @@ def test_unknown_env_is_one_line_and_exit_2():
     assert result.returncode == 2
     assert result.stderr.strip().count("\n") == 0
     assert "did you mean 'textcraft'" in result.stderr
+
+
+@pytest.mark.parametrize("command", [
+    ["correct", "--rollout", "missing/rollout"], ["annotate", "--demos", "missing.jsonl"],
+    ["extract-state", "--out", "state.jsonl"], ["collect"], ["eval", "--model", "missing"],
+])  # fmt: skip
+def test_an_env_typo_is_refused_before_any_file_is_read(command, tmp_path):
+    result = agentgym(*command, "--env", "babyia", cwd=tmp_path)
+    assert result.returncode == 2 and result.stderr.strip().count("\n") == 0
+    assert "did you mean 'babyai'" in result.stderr
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_bad_config_value_names_the_field(tmp_path):
