@@ -85,6 +85,9 @@ class WireFormat:
     id_field: str = "id"
     index_field: str = "data_idx"
     observation_field: str = "observation"
+    # AgentGym's webshop client retries any 503 (a busy server, or a proxy before it); elsewhere
+    # only a 503 with Retry-After (ours, when full) is, and ours without it is a failure.
+    any_503_is_busy: bool = False
 
     def reset_body(self, session_id: int, index: int) -> dict[str, Any]:
         body = {self.id_field: session_id, self.index_field: index}
@@ -178,5 +181,6 @@ WIRE_FORMATS: dict[str, WireFormat] = {
         id_field="env_idx",
         index_field="session_id",
         observation_field="state",
+        any_503_is_busy=True,
     ),
 }
