@@ -2,8 +2,10 @@
 
 Where AgentGym's servers are fragile, ours are not: errors are real HTTP statuses with a JSON
 ``{"error": ...}`` body; each session has a lock; simulator calls run in worker threads so
-the event loop keeps serving; a session limit and an idle timeout bound what abandoned
-clients can hold (a sciworld session holds a JVM).
+the event loop keeps serving; a session limit bounds what abandoned clients can hold (a
+sciworld session holds a JVM). Sessions live as long as AgentGym's do (its trainers hold a
+client across an epoch) unless ``--idle-timeout`` says otherwise: a full server makes room by
+closing its longest-unused session once that has been unused for a while.
 """
 
 import asyncio
@@ -37,6 +39,10 @@ from agentcli.errors import EnvUnavailableError, TaskNotFoundError, UsageError
 
 log = logging.getLogger("agentgym.server")
 T = TypeVar("T")
+# A full server closes its longest-unused session to make room once it has been unused this
+# long (or --idle-timeout, when given): an episode waits far less between steps.
+EVICTABLE_AFTER_S = 300.0
+
 
 
 class HTTPError(Exception):
@@ -66,8 +72,11 @@ class ServeConfig(CommandConfig):
         None, ge=1, le=65535, description="TCP port; default: the environment's usual port."
     )
     max_sessions: int = Field(256, ge=1, description="Live sessions at most; more get HTTP 503.")
-    idle_timeout_s: float = Field(
-        900.0, gt=0, description="Close a session unused for this long (frees its simulator)."
+    idle_timeout_s: float | None = Field(
+        None,
+        gt=0,
+        description="Close a session unused for this long (frees its simulator); default: "
+        "never, but a full server closes one unused for 5 min to make room.",
     )
     max_body_bytes: int = Field(
         1 << 20, ge=1024, description="A request body larger than this gets HTTP 413."
@@ -91,13 +100,15 @@ class SessionRegistry:
         return len(self._slots)
 
     async def open(self) -> tuple[int, _Slot]:
-        if len(self._slots) >= self.settings.max_sessions:
-            raise HTTPError(
-                503,
-                f"session limit reached ({self.settings.max_sessions} live sessions); close "
-                "unused sessions or restart the server with a larger --max-sessions",
-                retry_after_s=1,
-            )
+        while len(self._slots) >= self.settings.max_sessions:
+            if not await self._make_room():
+                raise HTTPError(
+                    503,
+                    f"session limit reached ({self.settings.max_sessions} live sessions, all"
+                    " in use); close unused sessions or restart the server with a larger"
+                    " --max-sessions",
+                    retry_after_s=1,
+                )
         session_id = next(self._ids)
         # Reserve the id before the (possibly slow) open so the cap holds under concurrency.
         self._slots[session_id] = None  # type: ignore[assignment]
@@ -124,7 +135,32 @@ class SessionRegistry:
         async with slot.lock:
             await asyncio.to_thread(slot.session.close)
 
+    async def _make_room(self) -> bool:
+        """Close the longest-unused session if it has been unused long enough and is not
+        in the middle of a call; False when none may go."""
+        unused_for = self.settings.idle_timeout_s or EVICTABLE_AFTER_S
+        cutoff = time.monotonic() - unused_for
+        idle = [
+            (slot.last_used, session_id)
+            for session_id, slot in self._slots.items()
+            if slot and slot.last_used < cutoff and not slot.lock.locked()
+        ]
+        if not idle:
+            return False
+        _, session_id = min(idle)
+        log.info(
+            "closing session %s to make room (%d sessions, the limit): unused for over %.0f s",
+            session_id,
+            len(self._slots),
+            unused_for,
+        )
+        await self.close(session_id)
+        return True
+
     async def reap_idle(self) -> int:
+        """Close every session unused for ``--idle-timeout`` (none when it is not set)."""
+        if self.settings.idle_timeout_s is None:
+            return 0
         cutoff = time.monotonic() - self.settings.idle_timeout_s
         idle = [sid for sid, slot in self._slots.items() if slot and slot.last_used < cutoff]
         for session_id in idle:
@@ -264,8 +300,8 @@ def create_app(
     def registry() -> SessionRegistry:
         return state["registry"]
 
-    async def reap_forever() -> None:
-        interval = max(0.05, min(30.0, settings.idle_timeout_s / 4))
+    async def reap_forever(timeout_s: float) -> None:
+        interval = max(0.05, min(30.0, timeout_s / 4))
         while True:
             await asyncio.sleep(interval)
             await registry().reap_idle()
@@ -274,11 +310,13 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         loaded = environment or await asyncio.to_thread(spec.load)
         state["registry"] = SessionRegistry(loaded, settings)
-        reaper = asyncio.create_task(reap_forever())
+        timeout_s = settings.idle_timeout_s
+        reaper = asyncio.create_task(reap_forever(timeout_s)) if timeout_s else None
         try:
             yield
         finally:
-            reaper.cancel()
+            if reaper:
+                reaper.cancel()
             await registry().close_all()
 
     app = FastAPI(
