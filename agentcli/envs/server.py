@@ -32,6 +32,7 @@ from agentcli.envs.protocol import (
     CreateRequest,
     SessionRequest,
     StepRequest,
+    detail_after_reset,
     payload,
 )
 from agentcli.envs.registry import get_spec
@@ -42,7 +43,6 @@ T = TypeVar("T")
 # A full server closes its longest-unused session to make room once it has been unused this
 # long (or --idle-timeout, when given): an episode waits far less between steps.
 EVICTABLE_AFTER_S = 300.0
-
 
 
 class HTTPError(Exception):
@@ -57,8 +57,9 @@ class _Slot:
     session: Session
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     last_used: float = field(default_factory=time.monotonic)
-    index: int | None = None
+    index: int | None = None  # None before a reset, or for a task given at /create
     last: Transition | None = None
+    detail: dict[str, Any] = field(default_factory=dict)  # GET /detail, as AgentGym keeps it
 
 
 class ServeConfig(CommandConfig):
@@ -357,10 +358,43 @@ def create_app(
         async with slot.lock:
             return await asyncio.to_thread(call)
 
-    async def reset(slot: _Slot, session_id: int, index: int) -> dict[str, Any]:
-        transition = await locked(slot, lambda: slot.session.reset(index))
-        slot.index, slot.last = index, transition
+    def started(
+        slot: _Slot, session_id: int, transition: Transition, request: dict[str, Any]
+    ) -> dict[str, Any]:
+        slot.last = transition
+        slot.detail = detail_after_reset(wire, transition, request)
         return payload(transition, wire.reset_fields, session_id)
+
+    async def reset(
+        slot: _Slot, session_id: int, index: int, request: dict[str, Any]
+    ) -> dict[str, Any]:
+        transition = await locked(slot, lambda: slot.session.reset(index))
+        slot.index = index
+        return started(slot, session_id, transition, request)
+
+    async def create_custom(commands: str, goal: str) -> dict[str, Any]:
+        """A session that plays the task given at /create (AgentGym's textcraft body)."""
+        start = spec.custom_task
+        if start is None:
+            raise HTTPError(
+                400,
+                f"{spec.name} plays no task given at /create (commands, goal): leave them out"
+                f" and POST /reset with {wire.index_field}",
+            )
+        session_id, slot = await registry().open()
+        try:
+            transition = await locked(slot, lambda: start(slot.session, commands, goal))
+        except BaseException:
+            await registry().close(session_id)
+            raise
+        return started(slot, session_id, transition, {})
+
+    def current(session_id: int) -> tuple[_Slot, Transition]:
+        """The session and its last transition; refused before its first reset."""
+        slot = registry().get(session_id)
+        if slot.last is None:
+            raise HTTPError(409, f"session {session_id} has no task yet; POST /reset first")
+        return slot, slot.last
 
     @app.get("/")
     async def hello() -> str:
@@ -386,40 +420,53 @@ def create_app(
 
     @app.post("/create")
     async def create(body: CreateRequest | None = None) -> dict[str, Any]:
+        custom = body.custom_task() if body is not None else None
+        if custom is not None:
+            return await create_custom(*custom)
         session_id, slot = await registry().open()
+        slot.detail = dict(wire.detail_start)
         if wire.create_resets:
-            return await reset(slot, session_id, 0)
+            return await reset(slot, session_id, 0, {})
         return {"id": session_id}
 
     @app.post("/reset")
     async def reset_route(body: wire.reset_request) -> dict[str, Any]:  # type: ignore[name-defined]
-        return await reset(registry().get(body.id), body.id, body.data_idx)
+        return await reset(registry().get(body.id), body.id, body.data_idx, body.detail())
 
     @app.post("/step")
     async def step(body: StepRequest) -> dict[str, Any]:
-        slot = registry().get(body.id)
-        if slot.last is None:
-            raise HTTPError(409, f"session {body.id} has no task yet; POST /reset first")
-        if slot.last.done:
+        slot, last = current(body.id)
+        if last.done:
             raise HTTPError(
                 409, f"session {body.id}'s episode is over; POST /reset to start another"
             )
         transition = await locked(slot, lambda: slot.session.step(body.action))
         slot.last = transition
-        return payload(transition, wire.step_fields, body.id)
+        answer = payload(transition, wire.step_fields, body.id)
+        slot.detail.update({name: answer[name] for name in wire.step_fields})
+        return answer
 
     @app.get("/observation")
     async def observation(id: int) -> str:
-        slot = registry().get(id)
-        if slot.last is None:
-            raise HTTPError(409, f"session {id} has no task yet; POST /reset first")
-        return slot.last.observation
+        return current(id)[1].observation
+
+    if wire.detail_fields:
+
+        @app.get("/detail")
+        async def detail(id: int) -> dict[str, Any]:
+            """The session's fields, as AgentGym's server for this env keeps them."""
+            return registry().get(id).detail
+
+    if wire.available_actions_route:
+
+        @app.get("/available_actions")
+        async def available_actions(id: int) -> list[str]:
+            """The actions the game admits now (AgentGym's alfworld route: a bare list)."""
+            return current(id)[1].available_actions or []
 
     @app.get("/expert")
     async def expert(id: int) -> dict[str, Any]:
-        slot = registry().get(id)
-        if slot.last is None:
-            raise HTTPError(409, f"session {id} has no task yet; POST /reset first")
+        slot, _ = current(id)
         return {"action": await locked(slot, slot.session.expert_action)}
 
     @app.get("/privileged")
@@ -429,9 +476,12 @@ def create_app(
         if (id is None) == (data_idx is None):
             raise HTTPError(422, "pass exactly one of id (a session) or data_idx (an item index)")
         if data_idx is None:
-            data_idx = registry().get(id).index
-            if data_idx is None:
-                raise HTTPError(409, f"session {id} has no task yet; POST /reset first")
+            slot, _ = current(id)
+            if slot.index is None:
+                raise HTTPError(
+                    409, f"session {id} plays a task given at /create, not an item; pass data_idx"
+                )
+            data_idx = slot.index
         text = await asyncio.to_thread(registry().environment.privileged_state, data_idx)
         return {"data_idx": data_idx, "text": text}
 
