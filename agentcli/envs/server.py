@@ -140,15 +140,10 @@ class SessionRegistry:
         """Close the longest-unused session if it has been unused long enough and is not
         in the middle of a call; False when none may go."""
         unused_for = self.settings.idle_timeout_s or EVICTABLE_AFTER_S
-        cutoff = time.monotonic() - unused_for
-        idle = [
-            (slot.last_used, session_id)
-            for session_id, slot in self._slots.items()
-            if slot and slot.last_used < cutoff and not slot.lock.locked()
-        ]
+        idle = self._unused_for(unused_for)
         if not idle:
             return False
-        _, session_id = min(idle)
+        session_id = idle[0]
         log.info(
             "closing session %s to make room (%d sessions, the limit): unused for over %.0f s",
             session_id,
@@ -158,12 +153,21 @@ class SessionRegistry:
         await self.close(session_id)
         return True
 
+    def _unused_for(self, seconds: float) -> list[int]:
+        """Sessions with no call in flight and none for ``seconds``, longest unused first."""
+        cutoff = time.monotonic() - seconds
+        idle = [
+            (slot.last_used, session_id)
+            for session_id, slot in self._slots.items()
+            if slot and slot.last_used < cutoff and not slot.lock.locked()
+        ]
+        return [session_id for _, session_id in sorted(idle)]
+
     async def reap_idle(self) -> int:
         """Close every session unused for ``--idle-timeout`` (none when it is not set)."""
         if self.settings.idle_timeout_s is None:
             return 0
-        cutoff = time.monotonic() - self.settings.idle_timeout_s
-        idle = [sid for sid, slot in self._slots.items() if slot and slot.last_used < cutoff]
+        idle = self._unused_for(self.settings.idle_timeout_s)
         for session_id in idle:
             log.info(
                 "closing session %s: idle for over %.0f s", session_id, self.settings.idle_timeout_s
@@ -356,7 +360,10 @@ def create_app(
 
     async def locked(slot: _Slot, call: Callable[[], T]) -> T:
         async with slot.lock:
-            return await asyncio.to_thread(call)
+            try:
+                return await asyncio.to_thread(call)
+            finally:
+                slot.last_used = time.monotonic()  # unused counts from a call's end
 
     def started(
         slot: _Slot, session_id: int, transition: Transition, request: dict[str, Any]

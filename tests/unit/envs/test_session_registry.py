@@ -71,3 +71,18 @@ def test_a_full_server_of_recently_used_sessions_answers_503(environment):
         assert len(registry) == 2
 
     asyncio.run(scenario())
+
+
+def test_a_session_in_a_long_call_is_neither_reaped_nor_evicted(environment):
+    async def scenario() -> tuple[int, int]:
+        settings = ServeConfig(env="textcraft", idle_timeout_s=1, max_sessions=1)
+        registry = SessionRegistry(environment, settings)
+        session_id, slot = await registry.open()
+        async with slot.lock:  # as a reset that runs longer than the timeout holds it
+            _unused_for(registry, session_id, 10)
+            reaped = await registry.reap_idle()
+            with pytest.raises(HTTPError, match="session limit reached"):
+                await registry.open()
+        return reaped, len(registry)
+
+    assert asyncio.run(scenario()) == (0, 1)
