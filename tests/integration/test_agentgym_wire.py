@@ -251,6 +251,14 @@ def test_a_503_without_retry_after_elsewhere_is_a_failure_at_once():
         assert server.requests.count("POST /step") == 1
 
 
+def test_env_check_passes_a_webshop_style_server_and_says_it_keeps_its_sessions():
+    with agentgym_style_server("webshop") as server:
+        result = agentgym("env", "check", server.url, "--env", "webshop", "--steps", "1")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "verdict: PASS" in result.stdout
+    assert "no /close here" in result.stdout
+
+
 # --- re-creating a lost session leaks nothing ------------------------------------------------
 
 
