@@ -118,8 +118,8 @@ class EnvClient:
         raise AssertionError("unreachable")
 
     def _busy(self, response: httpx.Response) -> bool:
-        """A 503 worth retrying: ours when full (they say when: Retry-After; ours without it
-        mean the env cannot run there), or any on a wire whose servers answer 503 when busy."""
+        """A 503 worth retrying: one with Retry-After (ours, when full), or any on a wire whose
+        servers answer 503 when busy (webshop's). Ours without it: the env cannot run there."""
         if response.status_code != 503:
             return False
         return "retry-after" in response.headers or self.wire.any_503_is_busy

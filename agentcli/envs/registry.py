@@ -34,7 +34,7 @@ def get_spec(name: str) -> EnvSpec:
 
 def known_splits(spec: EnvSpec, url: str) -> dict[str, list[int]]:
     """Item indices per split from the env's own simulator here, for the server at ``url``
-    that lists none (AgentGym's have no ``/tasks``; item indices mean the same tasks)."""
+    that lists none (AgentGym's have no ``/tasks``, and index their tasks as we do)."""
     reason = "it has no built-in simulator" if spec.load is None else spec.missing()
     if reason:
         raise UsageError(
