@@ -122,6 +122,8 @@ class WireFormat:
 
 
 def _field(transition: Transition, name: str) -> Any:
+    if name == "deleted":  # AgentGym's flag of a closed session: one that answers is not
+        return False
     return getattr(transition, name) if name in TRANSITION_FIELDS else transition.extra.get(name)
 
 
@@ -137,9 +139,8 @@ def detail_after_reset(
 ) -> dict[str, Any]:
     """The session's ``/detail`` after a reset, as AgentGym's server for the env keeps it;
     ``request`` holds what of the reset request it keeps (alfworld: game, world_type)."""
-    known = {"deleted": False, **request}
     fields = {
-        name: known[name] if name in known else _field(transition, name)
+        name: request[name] if name in request else _field(transition, name)
         for name in wire.detail_fields
     }
     return {**wire.detail_start, **fields}
@@ -147,7 +148,7 @@ def detail_after_reset(
 
 def transition_from_payload(body: dict[str, Any], wire: WireFormat) -> Transition:
     """Read a response body from our server or AgentGym's into a ``Transition``."""
-    known = TRANSITION_FIELDS + (wire.id_field, wire.observation_field, "success")
+    known = TRANSITION_FIELDS + (wire.id_field, wire.observation_field, "success", "deleted")
     extra = {k: v for k, v in body.items() if k not in known}
     success = body["success"] if "success" in body else wire.infer_success(body)
     return Transition(
@@ -189,6 +190,7 @@ WIRE_FORMATS: dict[str, WireFormat] = {
             "observation",
             "reward",
             "score",
+            "deleted",
             "done",
         ),
         step_fields=("observation", "reward", "score", "done"),
@@ -207,7 +209,7 @@ WIRE_FORMATS: dict[str, WireFormat] = {
         ),
     ),
     "babyai": WireFormat(
-        reset_fields=("observation", "reward", "score", "done"),
+        reset_fields=("observation", "reward", "score", "deleted", "done"),
         step_fields=("observation", "reward", "score", "done"),
         reset_request=ResetRequest,
         infer_success=_completed,

@@ -105,7 +105,9 @@ def test_our_errors_fail_an_agentgym_client_as_theirs_do_and_say_why(textcraft_u
 def test_agentgym_babyai_client_plays_and_babyai_has_no_detail():
     with running_server("babyai") as url:
         client = AgentGymStyleClient(url, "babyai")
-        assert client.reset(0)["observation"].startswith("Your goal:")
+        reset = client.reset(0)
+        # AgentGym's babyai reset answer, field for field (and our success, which it ignores)
+        assert set(reset) == {"observation", "reward", "score", "deleted", "done", "success"}
         client.step("turn left")
         with pytest.raises(AgentGymClientError, match="404"):  # AgentGym's babyai has none
             client.get("/detail")
@@ -142,6 +144,7 @@ def test_agentgym_sciworld_client_reads_detail_and_closing_ends_the_jvm():
         client = AgentGymStyleClient(url, "sciworld")
         assert client.get("/detail") == {"deleted": False, "done": False}
         reset = client.reset(0)
+        assert set(reset) - {"success"} == set(client.get("/detail"))  # AgentGym's reset fields
         assert set(client.get("/detail")) == {
             "task_name", "var_num", "task_description", "observation", "reward", "score",
             "deleted", "done",
