@@ -26,7 +26,13 @@ import httpx
 from agentcli.envs.base import Transition
 from agentcli.envs.protocol import WIRE_FORMATS, WireFormat, transition_from_payload
 from agentcli.envs.registry import get_spec
-from agentcli.errors import EnvServerError, NoExpertError, UnreachableError, WrongServerError
+from agentcli.errors import (
+    AgentGymError,
+    EnvServerError,
+    NoExpertError,
+    UnreachableError,
+    WrongServerError,
+)
 
 log = logging.getLogger("agentgym.client")
 BOOT_HEADER = "x-agentgym-boot"
@@ -220,7 +226,21 @@ class RemoteSession:
         self._http = client.connection()
 
     async def create(self) -> None:
-        body = await self._request("POST", "/create", json={})
+        """Open the session on the server. Cancelled meanwhile (a rollout stopping), it still
+        waits for the answer and closes what the server opened: a server opens the session
+        either way, and an id never read leaks it (a JVM on sciworld, for good on AgentGym's
+        servers, which never reap)."""
+        answer = asyncio.ensure_future(self._request("POST", "/create", json={}))
+        try:
+            body = await asyncio.shield(answer)
+        except asyncio.CancelledError:
+            with contextlib.suppress(AgentGymError):
+                self._read_id(await answer)
+                await self._close_on_server()
+            raise
+        self._read_id(body)
+
+    def _read_id(self, body: Any) -> None:
         self.id = body if isinstance(body, int) else body[self.client.wire.id_field]
 
     async def reset(self, index: int) -> Transition:

@@ -263,6 +263,21 @@ def test_env_check_passes_a_webshop_style_server_and_says_it_keeps_its_sessions(
     assert "no /close here" in result.stdout
 
 
+def test_a_create_cancelled_in_flight_closes_the_session_the_server_opened():
+    async def scenario(url: str) -> None:
+        async with EnvClient(url, "textcraft") as client:
+            opening = asyncio.create_task(client.open())
+            await asyncio.sleep(0.2)  # the server is still opening it
+            opening.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await opening
+
+    with agentgym_style_server(create_s=1.0) as server:
+        asyncio.run(scenario(server.url))
+        assert server.requests == ["POST /create", "POST /close"]
+        assert server.sessions == {}
+
+
 # --- re-creating a lost session leaks nothing ------------------------------------------------
 
 

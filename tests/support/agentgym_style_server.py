@@ -10,11 +10,13 @@ is real textcraft: a client reads only the wire.
 
 ``busy_503s`` makes the first that many /step requests answer 503 without Retry-After, as a
 busy WebShop (or a proxy before it) does; AgentGym's webshop client retries those.
+``create_s`` makes /create take that long, as sciworld's (a JVM start) does.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -68,7 +70,7 @@ class _WebShopStep(BaseModel):
     action: str
 
 
-def build_app(server: AgentGymStyleServer, wire: Wire, busy_503s: int) -> FastAPI:
+def build_app(server: AgentGymStyleServer, wire: Wire, busy_503s: int, create_s: float) -> FastAPI:
     environment = SPEC.load()
     sessions = server.sessions
     observations: dict[int, str] = {}
@@ -97,6 +99,7 @@ def build_app(server: AgentGymStyleServer, wire: Wire, busy_503s: int) -> FastAP
 
         @app.post("/create")
         def create(body: _Create) -> dict[str, Any]:
+            time.sleep(create_s)
             session_id = next(opened)
             sessions[session_id] = environment.open_session()
             transition = play(session_id, lambda game: game.reset(session_id))
@@ -165,11 +168,11 @@ def _textcraft_fields(transition: Any) -> dict[str, Any]:
 
 @contextmanager
 def agentgym_style_server(
-    wire: Wire = "textcraft", *, busy_503s: int = 0
+    wire: Wire = "textcraft", *, busy_503s: int = 0, create_s: float = 0.0
 ) -> Iterator[AgentGymStyleServer]:
     port = free_port()
     running = AgentGymStyleServer(url=f"http://127.0.0.1:{port}", sessions={})
-    app = build_app(running, wire, busy_503s)
+    app = build_app(running, wire, busy_503s, create_s)
     server = uvicorn.Server(uvicorn.Config(app, port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
