@@ -36,6 +36,9 @@ from agentcli.errors import (
 
 log = logging.getLogger("agentgym.client")
 BOOT_HEADER = "x-agentgym-boot"
+# How long a cancelled create still waits for its answer, to close what the server opened
+# (sciworld's take ~1.3 s): a Ctrl-C during a create never hangs on a stuck server.
+CANCELLED_CREATE_WAIT_S = 10.0
 _RETRYABLE = (httpx.ConnectError, httpx.ConnectTimeout, httpx.RemoteProtocolError)
 
 
@@ -227,15 +230,15 @@ class RemoteSession:
 
     async def create(self) -> None:
         """Open the session on the server. Cancelled meanwhile (a rollout stopping), it still
-        waits for the answer and closes what the server opened: a server opens the session
+        waits a while for the answer and closes what the server opened: a server opens the session
         either way, and an id never read leaks it (a JVM on sciworld, for good on AgentGym's
         servers, which never reap)."""
         answer = asyncio.ensure_future(self._request("POST", "/create", json={}))
         try:
             body = await asyncio.shield(answer)
         except asyncio.CancelledError:
-            with contextlib.suppress(AgentGymError):
-                self._read_id(await answer)
+            with contextlib.suppress(AgentGymError, TimeoutError):
+                self._read_id(await asyncio.wait_for(answer, CANCELLED_CREATE_WAIT_S))
                 await self._close_on_server()
             raise
         self._read_id(body)
