@@ -286,9 +286,9 @@ def test_a_create_cancelled_in_flight_closes_the_session_the_server_opened():
 )
 def test_a_session_reaped_mid_episode_is_recreated_without_a_leak(env, caplog):
     _skip_unless_runnable(env)
-    action = SPECS[env].probe_action if env == "textcraft" else "look around"
+    action = {"textcraft": "inventory", "sciworld": "look around"}[env]
 
-    async def scenario(url: str) -> tuple[int, int]:
+    async def scenario(url: str, pid: int) -> tuple[int, int]:
         async with EnvClient(url, env) as client:
             session = await client.open()
             await session.reset(0)
@@ -296,12 +296,14 @@ def test_a_session_reaped_mid_episode_is_recreated_without_a_leak(env, caplog):
             await asyncio.sleep(2.0)  # past --idle-timeout: the server closes the session
             await session.step(action)  # the client re-creates it and replays
             live = _sessions(url)
+            # one simulator: the reaped session's JVM ended, only the new one runs
+            _wait_until(lambda: child_commands(pid).count("java") == (env == "sciworld"))
             await session.close()
             return live, _sessions(url)
 
     with running_server_process(env, "--idle-timeout", "1") as (url, process):
         with caplog.at_level(logging.WARNING, logger="agentgym.client"):
-            live, after = asyncio.run(scenario(url))
+            live, after = asyncio.run(scenario(url, process.pid))
         assert "re-creating it at item 0 and replaying 1 actions" in caplog.text
         assert (live, after) == (1, 0)
         _wait_until(lambda: "java" not in child_commands(process.pid))
