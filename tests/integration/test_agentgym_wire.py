@@ -162,11 +162,12 @@ def test_agentgym_sciworld_client_reads_detail_and_closing_ends_the_jvm():
 
 def test_collect_on_a_server_without_expert_exits_in_one_line_leaving_its_sessions(tmp_path):
     with agentgym_style_server() as server:
+        httpx.post(f"{server.url}/create", json={}).raise_for_status()  # another client's
         before = len(server.sessions)
         result = agentgym("collect", "--env", "textcraft", "--env-server", server.url,
                           "--limit", "4", "--out", str(tmp_path / "demos.jsonl"))  # fmt: skip
-        assert len(server.sessions) == before
-        assert "POST /create" not in server.requests
+        assert len(server.sessions) == before == 1
+        assert server.requests.count("POST /create") == 1  # the other client's only
     assert result.returncode == 2, result.stderr
     assert result.stderr.strip().count("\n") == 0
     assert "the oracle needs a built-in server; start one with `agentgym env serve textcraft`" in (
