@@ -55,6 +55,10 @@ class WrongServerError(UsageError, FatalRunError):
     """An environment server that serves another environment than the one asked for."""
 
 
+class NoExpertError(UsageError, FatalRunError):
+    """The oracle was pointed at a server without ``/expert`` (AgentGym's have none)."""
+
+
 class ModelAuthError(FatalRunError):
     """A model endpoint refuses our API key."""
 

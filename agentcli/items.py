@@ -4,7 +4,7 @@ ids of an AgentGym JSON file. ``ItemSelection`` is the settings every such stage
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
 from pydantic import Field
@@ -35,6 +35,14 @@ class ItemSelection(CommandConfig):
         """Refuse a split the env does not have, naming those it has."""
         if self.data is None and self.split not in splits:
             raise UsageError(f"{env} has no split {self.split!r}; it has {', '.join(splits)}")
+
+    def chosen(self, env: str, splits: Mapping[str, Sequence[int]]) -> list[int]:
+        """The selected items: of the ``data`` file when there is one, else of ``splits``
+        (the env's item indices per split)."""
+        if self.data is not None:
+            return self.window(env, items_from_file(self.data, env))
+        self.require_split(env, splits)
+        return self.window(env, splits[self.split])
 
     def window(self, env: str, items: Sequence[int]) -> list[int]:
         """``items`` less the first ``skip``, at most ``limit``; refused when none are left

@@ -32,11 +32,11 @@ from agentcli.conversation import (
 from agentcli.data.jsonl import append_records, read_records
 from agentcli.data.records import Episode, Step, item_id
 from agentcli.envs.base import EnvSpec, Transition
-from agentcli.envs.client import EnvClient, RemoteSession
+from agentcli.envs.client import EnvClient, MissingRouteError, RemoteSession
 from agentcli.envs.launcher import env_servers
-from agentcli.envs.registry import EnvName, get_spec
+from agentcli.envs.registry import EnvName, get_spec, known_splits
 from agentcli.errors import AgentGymError, FatalRunError
-from agentcli.items import HeldOutItems, ItemSelection, items_from_file
+from agentcli.items import HeldOutItems, ItemSelection
 from agentcli.policy import PolicyConfig, build_policy
 from agentcli.policy.base import Policy
 from agentcli.resume import guard_output, weights_identity
@@ -339,11 +339,26 @@ def _model_label(policy: dict[str, Any]) -> str:
 
 
 async def _select_items(config: RolloutConfig, url: str) -> list[int]:
+    """The items of ``--data``, else of the split the server lists, else (a server that
+    lists none, as AgentGym's) of the split the env's own simulator here knows."""
     if config.data is not None:
-        return config.window(config.env, items_from_file(config.data, config.env))
+        return config.chosen(config.env, {})
     async with EnvClient(url, config.env) as client:
-        config.require_split(config.env, await client.splits())
+        try:
+            counts = await client.splits()
+        except MissingRouteError:
+            splits = await asyncio.to_thread(known_splits, get_spec(config.env), url)
+            return config.chosen(config.env, splits)
+        config.require_split(config.env, counts)
         return config.window(config.env, await client.split_indices(config.split))
+
+
+async def _require_expert(env: str, urls: Sequence[str]) -> None:
+    """The oracle plays by asking each server for its expert's action: refuse a server that
+    has none before any session opens on any of them."""
+    for url in urls:
+        async with EnvClient(url, env) as client:
+            await client.require_expert()
 
 
 def execute(
@@ -359,6 +374,8 @@ def execute(
 
         async def run() -> RolloutStats:
             try:
+                if config.policy.kind == "oracle":
+                    await _require_expert(config.env, urls)
                 items = await _select_items(config, urls[0])
                 return await run_rollout(
                     spec,

@@ -64,7 +64,9 @@ def serve(
     idle_timeout: Annotated[
         float | None,
         typer.Option(
-            help="Seconds before an unused session is closed (default: 900)", show_default=False
+            help="Seconds before an unused session is closed (default: never; a full server"
+            " closes one unused for 5 min to make room)",
+            show_default=False,
         ),
     ] = None,
     config: _options.ConfigFile = None,

@@ -99,3 +99,6 @@ class EnvSpec:
     missing: Callable[[], str | None] = lambda: None
     probe_action: str = "look"
     categories: Callable[[int], str] | None = None  # item index -> task category, for eval
+    # (session, commands, goal) -> the reset of a task given in AgentGym's /create body
+    # (textcraft's client may send crafting commands and a goal); None: the env takes none
+    custom_task: Callable[[Any, str, str], Transition] | None = None

@@ -2,11 +2,14 @@
 
 Each session talks over a keep-alive connection of its own: httpx's pool scans every
 connection it holds on each request, which with dozens of sessions in one pool cost more CPU
-than the env step itself. Connection errors, and 503s that say when to retry (a full server),
-are retried with exponential backoff (bounded). A server that restarts loses its sessions:
-a session that notices (our server's boot id changed, or the server no longer knows its id)
+than the env step itself. Connection errors, and 503s that mean "busy" (ours say when to
+retry; behind AgentGym's webshop client any 503 does), are retried with exponential backoff
+(bounded). A server that restarts loses its sessions: a session that notices (our server's
+boot id changed, or the server answers 404 with an error saying it no longer knows the id)
 re-creates itself, resets to its item and replays the actions taken so far, which gives back
-the same state because environments are deterministic per item.
+the same state because environments are deterministic per item. A 404 without an error body
+is a route the server does not have (AgentGym's have no /tasks, /expert, /health, and
+webshop's and alfworld's no /close): never a restart.
 """
 
 from __future__ import annotations
@@ -23,15 +26,32 @@ import httpx
 from agentcli.envs.base import Transition
 from agentcli.envs.protocol import WIRE_FORMATS, WireFormat, transition_from_payload
 from agentcli.envs.registry import get_spec
-from agentcli.errors import EnvServerError, UnreachableError, WrongServerError
+from agentcli.errors import (
+    AgentGymError,
+    EnvServerError,
+    NoExpertError,
+    UnreachableError,
+    WrongServerError,
+)
 
 log = logging.getLogger("agentgym.client")
 BOOT_HEADER = "x-agentgym-boot"
+# How long a cancelled create still waits for its answer, to close what the server opened
+# (sciworld's take ~1.3 s): a Ctrl-C during a create never hangs on a stuck server.
+CANCELLED_CREATE_WAIT_S = 10.0
 _RETRYABLE = (httpx.ConnectError, httpx.ConnectTimeout, httpx.RemoteProtocolError)
 
 
 class SessionLostError(EnvServerError):
     """The server no longer knows this session (it restarted or reaped it)."""
+
+    def __init__(self, message: str, *, restarted: bool) -> None:
+        super().__init__(message)
+        self.restarted = restarted  # a new server process, which hands out ids from 0 again
+
+
+class MissingRouteError(EnvServerError):
+    """The server has no such route (404 with no error body): e.g. AgentGym's have no /tasks."""
 
 
 class EnvClient:
@@ -53,6 +73,7 @@ class EnvClient:
         self.backoff_s = backoff_s
         self.boot_id: str | None = None
         self.timeout_s = timeout_s
+        self.has_close = True  # until the server answers that it has no /close
         self._connections: set[httpx.AsyncClient] = set()
         self._http = self.connection()  # calls outside a session
 
@@ -100,11 +121,17 @@ class EnvClient:
                     "in time; raise the timeout or check the server's load"
                 ) from exc
             else:
-                busy = response.status_code == 503 and "retry-after" in response.headers
-                if not busy or attempt == self.retries:
+                if not self._busy(response) or attempt == self.retries:
                     return self._read(response, method, path)
             await asyncio.sleep(self.backoff_s * 2**attempt)
         raise AssertionError("unreachable")
+
+    def _busy(self, response: httpx.Response) -> bool:
+        """A 503 worth retrying: one with Retry-After (ours, when full), or any on a wire whose
+        servers answer 503 when busy (webshop's). Ours without it: the env cannot run there."""
+        if response.status_code != 503:
+            return False
+        return "retry-after" in response.headers or self.wire.any_503_is_busy
 
     def _read(self, response: httpx.Response, method: str, path: str) -> Any:
         boot = response.headers.get(BOOT_HEADER)
@@ -113,15 +140,21 @@ class EnvClient:
         try:
             body = response.json()
         except ValueError:
-            body = {"error": response.text[:200]}
+            body = None
         # AgentGym's servers report errors as HTTP 200 with an "error" field.
         error = body.get("error") if isinstance(body, dict) else None
+        if response.status_code == 404 and error is None:
+            raise MissingRouteError(
+                f"the {self.env} server at {self.base_url} has no {method} {path}"
+            )
         session_call = path not in ("/create", "/tasks", "/privileged")
         if session_call and (response.status_code == 404 or restarted):
-            raise SessionLostError(error or f"server restarted (boot id {boot})")
+            message = f"server restarted (boot id {boot})" if restarted else error
+            raise SessionLostError(message, restarted=restarted)
         if response.status_code >= 400 or error is not None:
+            said = error if error is not None else response.text[:200]
             raise EnvServerError(
-                f"{self.env} server: {method} {path} failed ({response.status_code}): {error}"
+                f"{self.env} server: {method} {path} failed ({response.status_code}): {said}"
             )
         return body
 
@@ -163,6 +196,22 @@ class EnvClient:
     async def split_indices(self, split: str) -> list[int]:
         return (await self.request("GET", "/tasks", params={"split": split}))["indices"]
 
+    async def require_expert(self) -> None:
+        """Refuse, before any session opens, a server without ``/expert`` (AgentGym's have
+        none): asking about a session that cannot exist tells whether the route is there."""
+        try:
+            await self.request("GET", "/expert", params={self.wire.id_field: -1})
+        except MissingRouteError:
+            raise self._no_expert() from None
+        except SessionLostError:
+            return  # ours: the route is there, and (as asked) no session -1
+
+    def _no_expert(self) -> NoExpertError:
+        return NoExpertError(
+            f"the {self.env} server at {self.base_url} has no /expert: the oracle needs a"
+            f" built-in server; start one with `agentgym env serve {self.env}`"
+        )
+
     async def open(self) -> RemoteSession:
         session = RemoteSession(self)
         await session.create()
@@ -180,7 +229,21 @@ class RemoteSession:
         self._http = client.connection()
 
     async def create(self) -> None:
-        body = await self._request("POST", "/create", json={})
+        """Open the session on the server. Cancelled meanwhile (a rollout stopping), it still
+        waits a while for the answer and closes what the server opened: a server opens the session
+        either way, and an id never read leaks it (a JVM on sciworld, for good on AgentGym's
+        servers, which never reap)."""
+        answer = asyncio.ensure_future(self._request("POST", "/create", json={}))
+        try:
+            body = await asyncio.shield(answer)
+        except asyncio.CancelledError:
+            with contextlib.suppress(AgentGymError, TimeoutError):
+                self._read_id(await asyncio.wait_for(answer, CANCELLED_CREATE_WAIT_S))
+                await self._close_on_server()
+            raise
+        self._read_id(body)
+
+    def _read_id(self, body: Any) -> None:
         self.id = body if isinstance(body, int) else body[self.client.wire.id_field]
 
     async def reset(self, index: int) -> Transition:
@@ -193,17 +256,36 @@ class RemoteSession:
         return transition
 
     async def expert_action(self) -> str | None:
-        return (await self._recovering(lambda: self._get("/expert")))["action"]
+        try:
+            return (await self._recovering(lambda: self._get("/expert")))["action"]
+        except MissingRouteError:
+            raise self.client._no_expert() from None
 
     async def close(self) -> None:
         if self.id is None:
             return
         try:
-            with contextlib.suppress(SessionLostError):  # gone with a restart or the reaper
-                await self._request("POST", "/close", json={self.client.wire.id_field: self.id})
+            await self._close_on_server()
         finally:
             self.id = None
             await self.client.release(self._http)
+
+    async def _close_on_server(self) -> None:
+        """POST /close for this session; a server without /close (AgentGym's webshop and
+        alfworld) is told once, in a warning, that its sessions stay open."""
+        if not self.client.has_close:
+            return
+        try:
+            with contextlib.suppress(SessionLostError):  # gone with a restart or the reaper
+                await self._request("POST", "/close", json={self.client.wire.id_field: self.id})
+        except MissingRouteError:
+            self.client.has_close = False
+            log.warning(
+                "the %s server at %s has no /close: it keeps every session it opened until"
+                " it restarts",
+                self.client.env,
+                self.client.base_url,
+            )
 
     async def _request(self, method: str, path: str, **kwargs: Any) -> Any:
         return await self.client.request(method, path, via=self._http, **kwargs)
@@ -238,6 +320,12 @@ class RemoteSession:
                 self.index,
                 len(self.actions),
             )
+            if not lost.restarted:
+                # Best effort: the server said it lost the id, but were it wrong, the old
+                # session (a JVM on sciworld) would leak. After a restart the new process
+                # hands out ids from 0 again: closing ours there would end someone else's.
+                with contextlib.suppress(EnvServerError):
+                    await self._close_on_server()
             await self.create()
             await self._reset()
             for action in self.actions:

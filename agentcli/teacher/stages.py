@@ -27,7 +27,7 @@ from agentcli.data.jsonl import append_records, done_ids, read_records, write_re
 from agentcli.data.records import Episode, PrivilegedState, Record, item_id
 from agentcli.envs.registry import EnvName
 from agentcli.errors import AgentGymError, BudgetExceededError, FatalRunError, UsageError
-from agentcli.items import ItemSelection, items_from_file
+from agentcli.items import ItemSelection
 from agentcli.iterate.run_layout import RunLayout
 from agentcli.resume import fingerprint, guard_output, refuse_other_settings
 from agentcli.teacher import TeacherConfig, build_teacher
@@ -409,12 +409,10 @@ def _episodes_of(path: Path, env: str) -> list[Episode]:
 
 def _selected_indices(config: ExtractStateConfig) -> list[int]:
     if config.data is not None:
-        return config.window(config.env, items_from_file(config.data, config.env))
+        return config.chosen(config.env, {})
     from agentcli.envs.registry import get_spec
 
     spec = get_spec(config.env)
     if spec.load is None:
         raise UsageError(f"{config.env} has no simulator here to read tasks from: pass --demos")
-    splits = spec.load().splits()
-    config.require_split(config.env, splits)
-    return config.window(config.env, splits[config.split])
+    return config.chosen(config.env, spec.load().splits())

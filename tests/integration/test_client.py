@@ -51,8 +51,8 @@ def test_client_drives_an_agentgym_style_server_and_reads_its_errors():
                 await session.step("inventory")
             return transition.success, transition.observation
 
-    with agentgym_style_server() as url:
-        success, observation = asyncio.run(scenario(url))
+    with agentgym_style_server() as server:
+        success, observation = asyncio.run(scenario(server.url))
     assert success, observation  # inferred from reward and done: that server sends no success
 
 

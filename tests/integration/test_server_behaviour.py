@@ -52,7 +52,7 @@ def test_bad_inputs_get_clear_4xx_and_server_keeps_serving(http):
         too_long = "get 1 " + "x" * MAX_ACTION_CHARS
         _assert_error(http.post("/step", json={"id": session, "action": too_long}), 422, "action")
         _assert_error(http.get("/observation", params={"id": "abc"}), 422, "id")
-        _assert_error(http.post("/create", json={"goal": "minecraft:stick"}), 422, "not supported")
+        _assert_error(http.post("/create", json={"goal": "minecraft:stick"}), 422, "both commands")
         _assert_error(http.get("/tasks", params={"split": "nope"}), 404, "no split")
         _assert_error(http.get("/privileged"), 422, "exactly one")
 

@@ -1,23 +1,43 @@
-"""A server that follows AgentGym's textcraft server conventions, for client compatibility tests.
+"""Servers that behave like AgentGym's, for tests of our client against them.
 
-AgentGym's servers cannot be installed here. This one keeps what our client must cope with:
-no /health, errors reported as HTTP 200 with an ``error`` field, ``/create`` that resets to
-item ``id``, and responses without our ``success`` field. The game itself is real textcraft.
+AgentGym's servers cannot be installed here. These keep what our client must cope with, as
+AgentGym's textcraft and webshop servers do (agentenv-textcraft/, agentenv-webshop/ at
+3ef9235): no /health, /tasks or /expert; errors as HTTP 200 with an ``error`` field; answers
+without our ``success`` field. Textcraft's /create resets to item ``id`` and its /close answers
+true or false; webshop's /create answers a bare id, its /reset ``[observation, null]``, its
+/step a ``state``, and it has no /close (its sessions are never freed). The game behind both
+is real textcraft: a client reads only the wire.
+
+``busy_503s`` makes the first that many /step requests answer 503 without Retry-After, as a
+busy WebShop (or a proxy before it) does; AgentGym's webshop client retries those.
+``create_s`` makes /create take that long, as sciworld's (a JVM start) does.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 import uvicorn
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from agentcli.envs.textcraft import SPEC
 from tests.support.servers import free_port
+
+Wire = Literal["textcraft", "webshop"]
+
+
+@dataclass
+class AgentGymStyleServer:
+    url: str
+    sessions: dict[int, Any]  # the live sessions, as the server holds them
+    requests: list[str] = field(default_factory=list)  # "POST /create", ... as they came
 
 
 class _Create(BaseModel):
@@ -28,7 +48,7 @@ class _Create(BaseModel):
 
 class _Reset(BaseModel):
     id: int
-    data_idx: int
+    data_idx: int = 0
 
 
 class _Step(BaseModel):
@@ -36,51 +56,130 @@ class _Step(BaseModel):
     action: str
 
 
-def build_app() -> FastAPI:
+class _Close(BaseModel):
+    id: int
+
+
+class _WebShopReset(BaseModel):
+    env_idx: int
+    session_id: int | None = None
+
+
+class _WebShopStep(BaseModel):
+    env_idx: int
+    action: str
+
+
+def build_app(server: AgentGymStyleServer, wire: Wire, busy_503s: int, create_s: float) -> FastAPI:
     environment = SPEC.load()
-    sessions: dict[int, Any] = {}
+    sessions = server.sessions
+    observations: dict[int, str] = {}
+    opened = iter(range(10**9))  # ids are never reused, as AgentGym's _max_id
+    busy = {"left": busy_503s}
     app = FastAPI()
 
-    def fields(transition: Any, session_id: int | None = None) -> dict[str, Any]:
-        body = {"observation": transition.observation, "reward": transition.reward}
-        body["done"] = transition.done
-        return body if session_id is None else {"id": session_id, **body}
+    @app.middleware("http")
+    async def record(request: Request, call_next: Any) -> Any:
+        server.requests.append(f"{request.method} {request.url.path}")
+        if request.url.path == "/step" and busy["left"]:
+            busy["left"] -= 1
+            return JSONResponse(status_code=503, content={"detail": "busy"})
+        return await call_next(request)
 
-    @app.get("/")
-    def hello() -> str:
-        return "This is environment TextCraft."
+    def play(session_id: int, call: Any) -> Any:
+        transition = call(sessions[session_id])
+        observations[session_id] = transition.observation
+        return transition
 
-    @app.post("/create")
-    def create(body: _Create) -> dict[str, Any]:
-        session_id = len(sessions)
-        sessions[session_id] = environment.open_session()
-        return fields(sessions[session_id].reset(session_id), session_id)
+    if wire == "textcraft":
 
-    @app.post("/reset")
-    def reset(body: _Reset) -> dict[str, Any]:
-        if body.id not in sessions:
-            return {"error": f"The id {body.id} is not valid."}
-        return fields(sessions[body.id].reset(body.data_idx), body.id)
+        @app.get("/")
+        def hello() -> str:
+            return "This is environment TextCraft."
 
-    @app.post("/step")
-    def step(body: _Step) -> dict[str, Any]:
-        if body.id not in sessions:
-            return {"error": f"The id {body.id} is not valid."}
-        return fields(sessions[body.id].step(body.action))
+        @app.post("/create")
+        def create(body: _Create) -> dict[str, Any]:
+            time.sleep(create_s)
+            session_id = next(opened)
+            sessions[session_id] = environment.open_session()
+            transition = play(session_id, lambda game: game.reset(session_id))
+            return {"id": session_id, **_textcraft_fields(transition)}
+
+        @app.post("/reset")
+        def reset(body: _Reset) -> dict[str, Any]:
+            if body.id not in sessions:
+                return {"error": f"The id {body.id} is not valid."}
+            transition = play(body.id, lambda game: game.reset(body.data_idx))
+            return {"id": body.id, **_textcraft_fields(transition)}
+
+        @app.post("/step")
+        def step(body: _Step) -> dict[str, Any]:
+            if body.id not in sessions:
+                return {"error": f"The id {body.id} is not valid."}
+            return _textcraft_fields(play(body.id, lambda game: game.step(body.action)))
+
+        @app.get("/observation")
+        def observation(id: int) -> Any:
+            if id not in sessions:
+                return {"error": f"The id {id} is not valid."}
+            return observations[id]
+
+        @app.post("/close")
+        def close(body: _Close) -> bool:
+            session = sessions.pop(body.id, None)
+            if session is not None:
+                session.close()
+            return session is not None
+
+    else:
+
+        @app.get("/")
+        def ok() -> str:
+            return "ok"
+
+        @app.post("/create")
+        def create_webshop() -> int:
+            session_id = next(opened)
+            sessions[session_id] = environment.open_session()
+            return session_id
+
+        @app.post("/reset")
+        def reset_webshop(body: _WebShopReset) -> list[Any]:
+            play(body.env_idx, lambda game: game.reset(body.session_id or 0))
+            return [observations[body.env_idx], None]
+
+        @app.post("/step")
+        def step_webshop(body: _WebShopStep) -> dict[str, Any]:
+            transition = play(body.env_idx, lambda game: game.step(body.action))
+            return {"state": transition.observation, "reward": transition.reward,
+                    "done": transition.done, "info": None}  # fmt: skip
+
+        @app.get("/observation")
+        def observation_webshop(env_idx: int) -> str:
+            return observations[env_idx]
 
     return app
 
 
+def _textcraft_fields(transition: Any) -> dict[str, Any]:
+    return {"observation": transition.observation, "reward": transition.reward,
+            "done": transition.done}  # fmt: skip
+
+
 @contextmanager
-def agentgym_style_server() -> Iterator[str]:
+def agentgym_style_server(
+    wire: Wire = "textcraft", *, busy_503s: int = 0, create_s: float = 0.0
+) -> Iterator[AgentGymStyleServer]:
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(build_app(), port=port, log_level="warning"))
+    running = AgentGymStyleServer(url=f"http://127.0.0.1:{port}", sessions={})
+    app = build_app(running, wire, busy_503s, create_s)
+    server = uvicorn.Server(uvicorn.Config(app, port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     while not server.started:
         threading.Event().wait(0.02)
     try:
-        yield f"http://127.0.0.1:{port}"
+        yield running
     finally:
         server.should_exit = True
         thread.join(timeout=10)

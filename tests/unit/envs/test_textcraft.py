@@ -7,6 +7,7 @@ from collections import Counter
 import pytest
 
 from agentcli.envs.textcraft import SPEC, CraftingPlanner
+from agentcli.errors import TaskNotFoundError
 
 
 @pytest.fixture(scope="module")
@@ -95,3 +96,20 @@ def test_reasons_name_the_sub_goal_each_action_serves(environment):
         transition = session.step(action)
     assert transition.success
     assert session.explain("inventory").startswith("I check what I hold")
+
+
+def test_a_custom_task_shows_its_commands_and_the_expert_crafts_its_goal(environment):
+    session = environment.open_session()
+    commands = "craft 1 stick using 2 planks\ncraft 1 oak sign using 6 oak planks, 1 stick"
+    transition = session.reset_custom(commands, "oak sign")  # a name, or minecraft:oak_sign
+    assert transition.observation == f"Crafting commands:\n{commands}\n\nGoal: craft oak sign."
+    for _ in range(SPEC.max_rounds):
+        transition = session.step(session.expert_action())
+        if transition.done:
+            break
+    assert transition.success
+
+
+def test_a_custom_task_of_no_such_item_is_refused(environment):
+    with pytest.raises(TaskNotFoundError, match="no item 'minecraft:unobtainium'"):
+        environment.open_session().reset_custom("craft it", "minecraft:unobtainium")
