@@ -20,7 +20,7 @@ from typing import Any
 
 import httpx
 
-from agentcli.envs.base import Transition
+from agentcli.envs.base import PromptStyle, Transition
 from agentcli.envs.protocol import WIRE_FORMATS, WireFormat, transition_from_payload
 from agentcli.envs.registry import get_spec
 from agentcli.errors import EnvServerError, UnreachableError, WrongServerError
@@ -45,9 +45,11 @@ class EnvClient:
         timeout_s: float = 120.0,
         retries: int = 4,
         backoff_s: float = 0.25,
+        style: PromptStyle | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.env = env
+        self.style = style  # sent with POST /create: how babyai's server words a session
         self.wire: WireFormat = WIRE_FORMATS[get_spec(env).wire]
         self.retries = retries
         self.backoff_s = backoff_s
@@ -180,7 +182,8 @@ class RemoteSession:
         self._http = client.connection()
 
     async def create(self) -> None:
-        body = await self._request("POST", "/create", json={})
+        style = {"style": self.client.style} if self.client.style else {}
+        body = await self._request("POST", "/create", json=style)
         self.id = body if isinstance(body, int) else body[self.client.wire.id_field]
 
     async def reset(self, index: int) -> Transition:

@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt
 
-from agentcli.envs.base import Transition
+from agentcli.envs.base import PromptStyle, Transition
 
 MAX_ACTION_CHARS = 2000
 TRANSITION_FIELDS = ("observation", "reward", "score", "done", "available_actions")
@@ -48,6 +48,12 @@ class CreateRequest(BaseModel):
     model_config = ConfigDict(extra="ignore")
     commands: NoCustomTask = Field(None, max_length=0, description=_UNSUPPORTED)
     goal: NoCustomTask = Field(None, max_length=0, description=_UNSUPPORTED)
+    style: PromptStyle | None = Field(
+        None,
+        description="How the session words its observations, for envs whose server words them"
+        " (babyai): agentgym (AgentGym's server's words; what a request without it gets) or"
+        " native (ours).",
+    )
 
 
 class SessionRequest(BaseModel):

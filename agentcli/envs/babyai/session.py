@@ -22,7 +22,7 @@ from agentcli.envs.babyai.text import (
     read_view,
     relative_position,
 )
-from agentcli.envs.base import Transition
+from agentcli.envs.base import PromptStyle, Transition
 
 
 class BabyAIEnvironment:
@@ -32,7 +32,7 @@ class BabyAIEnvironment:
     def splits(self) -> dict[str, list[int]]:
         return {name: list(items) for name, items in self._variant.splits.items()}
 
-    def open_session(self) -> BabyAISession:
+    def open_session(self, style: PromptStyle = "agentgym") -> BabyAISession:
         return BabyAISession(self._variant)
 
     def privileged_state(self, index: int) -> str:

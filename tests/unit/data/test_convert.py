@@ -57,8 +57,9 @@ def test_agentgym_records_become_real_episodes():
     # an evaluator record: reward and success, and the env's answer to the last action
     assert played.reward == 1.0 and played.success and played.steps[-1].done
     assert played.final_observation == "Crafted 1 minecraft:oak_sign"
-    kept_key_order = {"keys": ["conversations", "item_id", "reward", "success"]}
-    assert played.meta == {"agentgym": {"record": kept_key_order}}
+    # AgentGym's own trajectory turns are what the agentgym style writes: only its key order
+    # is kept aside
+    assert planned.meta == {"agentgym": {"record": {"keys": ["item_id", "conversations"]}}}
     assert confused.steps[0].action == "inventory"  # a bare reply is the action, as in AgentGym
     assert unplayed.n_steps == 0 and unplayed.instruction == ""
 
@@ -75,12 +76,16 @@ def test_episodes_write_as_agentgym_trains_on_them():
             {"from": "human", "loss": None, "value": "Craft."},
             {"from": "gpt", "loss": False, "value": ACKNOWLEDGEMENT},
             {"from": "human", "loss": None, "value": "Goal: craft stick."},
-            {"from": "gpt", "loss": True, "value": "Thought: r\nAction: get 1 oak log"},
+            {"from": "gpt", "loss": True, "value": "Thought:\nr\n\nAction:\nget 1 oak log"},
         ],
         "reward": 1.0,
         "success": 1,
     }
     assert agentgym_text([episode]).startswith('[\n    {\n        "item_id"')  # indent 4
+    # an episode played in our wording is written as it was shown
+    native = episode.model_copy(update={"meta": {"prompt": "native"}})
+    (record,) = json.loads(agentgym_text([native]))
+    assert record["conversations"][-1]["value"] == "Thought: r\nAction: get 1 oak log"
 
 
 def test_other_json_layouts_round_trip_too(tmp_path):
