@@ -88,6 +88,26 @@ def test_episodes_write_as_agentgym_trains_on_them():
     assert record["conversations"][-1]["value"] == "Thought: r\nAction: get 1 oak log"
 
 
+def test_textcraft_records_take_our_id_of_the_goal_they_state(tmp_path):
+    """AgentGym numbers textcraft goals in its machine's directory listing order; the goal a
+    record's first observation states is the same everywhere. Writing back restores its id."""
+    from agentcli.envs.textcraft import goal_index
+
+    episodes = read_agentgym(AGENTGYM, goal_index)
+    # stick, oak sign, bowl; the last record holds no conversation, so no goal
+    assert [e.item_id for e in episodes] == [
+        "textcraft_103",
+        "textcraft_313",
+        f"textcraft_{goal_index('bowl')}",
+        "textcraft_31",
+    ]
+    assert agentgym_text(episodes) == AGENTGYM.read_text(encoding="utf-8")
+    convert(AGENTGYM, tmp_path / "episodes.jsonl", "episodes", goal_index=goal_index)
+    assert read_records(tmp_path / "episodes.jsonl", Episode)[0].item_id == "textcraft_103"
+    convert(tmp_path / "episodes.jsonl", tmp_path / "back.json", "agentgym")
+    assert (tmp_path / "back.json").read_bytes() == AGENTGYM.read_bytes()
+
+
 def test_other_json_layouts_round_trip_too(tmp_path):
     data = json.loads(AGENTGYM.read_text(encoding="utf-8"))
     for layout in ({"indent": 2, "ensure_ascii": True}, {"indent": None}, {"indent": "\t"}):
