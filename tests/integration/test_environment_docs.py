@@ -10,12 +10,18 @@ from pathlib import Path
 
 from tests.integration.test_readme import section_block
 
-DOCS = Path(__file__).parents[2] / "docs" / "environments"
+ROOT = Path(__file__).parents[2]
+DOCS = ROOT / "docs" / "environments"
 
 
 def test_the_textcraft_page_names_goals_and_prompts_as_it_says(tmp_path):
     block = section_block((DOCS / "textcraft.md").read_text(encoding="utf-8"), "## Item ids")
-    environ = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    environ = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+        # this checkout's code, even where the installed agentgym is another's
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
     run = subprocess.run(["bash", "-euo", "pipefail", "-c", block], cwd=tmp_path, env=environ,
                          capture_output=True, text=True, timeout=600)  # fmt: skip
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
