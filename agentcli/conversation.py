@@ -10,9 +10,15 @@ call these functions, so a model is trained on exactly the conversations it is l
 - ``turn_text``: one assistant turn (``Thought: …`` then ``Action: …``);
 - ``parse_reply`` / ``cut_after_action`` / ``invalid_reply_observation``: reading a reply back.
 
-AgentGym's shape: the env's instruction, the assistant's ``ACKNOWLEDGEMENT``, then observation /
+AgentGym's shape: the env's instruction, the assistant's acknowledgement, then observation /
 reply turns. ``StudentView`` changes what is kept of it (a history window, no instruction, no
 reasons) or puts the whole history in one user message (``single-prompt``, LEAP's way).
+
+Its ``prompt`` picks the wording. ``agentgym``: AgentGym's, byte for byte, for the envs AgentGym
+has (its clients' conversation start, ``agentcli.agentgym_prompts``; its observation framing;
+its ``Thought:\n…\n\nAction:\n…`` turns), what a model trained on AgentGym's data has read;
+``native``: ours (each ``EnvSpec``'s instruction). An env AgentGym lacks (babyai-putnext) has
+only ours, under either style (``env_style``).
 """
 
 from __future__ import annotations
@@ -24,10 +30,12 @@ from typing import Any, Literal, Protocol, TypedDict
 
 from pydantic import Field
 
+from agentcli.agentgym_prompts import AGENTGYM_OPENINGS, PromptStyle
 from agentcli.config import CommandConfig
 from agentcli.data.records import ChatMessage, Episode, Step
+from agentcli.errors import UsageError
 
-# AgentGym's exact text: every one of its env clients opens the conversation with it.
+# AgentGym's exact text: all its env clients but webshop's ("Ok.") open with it; so do we.
 ACKNOWLEDGEMENT = "OK. I'll follow your instructions and try my best to solve the task."
 FORMAT_HINT = "Answer as 'Thought: <your reasoning>' then 'Action: <one action>'."
 # Opens the observation that answers a reply with no usable action (the env was not stepped).
@@ -67,9 +75,68 @@ class StudentView(CommandConfig):
         description="multi-turn: AgentGym conversations; single-prompt: the history in one"
         " user message per step (LEAP).",
     )
+    prompt: PromptStyle = Field(
+        "agentgym",
+        description="agentgym: AgentGym's wording, byte for byte (its instruction and"
+        " acknowledgement, observations, 'Thought:' / 'Action:' turns), what models trained"
+        " on its data read; native: ours. Envs AgentGym lacks (babyai-putnext) have only ours.",
+    )
 
 
 DEFAULT_VIEW = StudentView()
+
+
+# --- how an episode opens --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Opening:
+    """How an episode's conversation opens, and the prompt style its turns are worded in."""
+
+    instruction: str
+    acknowledgement: str = ACKNOWLEDGEMENT
+    style: PromptStyle = "native"
+
+
+def env_style(env: str, style: PromptStyle) -> PromptStyle:
+    """The style ``env``'s episodes are worded in: ours for an env AgentGym lacks."""
+    return style if env in AGENTGYM_OPENINGS else "native"
+
+
+def env_opening(env: str, native_instruction: str, view: StudentView) -> Opening:
+    """How ``env``'s episodes open under the view's prompt style (``native_instruction``: its
+    ``EnvSpec``'s)."""
+    if env_style(env, view.prompt) == "agentgym":
+        instruction, acknowledgement = AGENTGYM_OPENINGS[env]
+        return Opening(instruction, acknowledgement, "agentgym")
+    return Opening(native_instruction)
+
+
+def episode_style(episode: Episode, view: StudentView = DEFAULT_VIEW) -> PromptStyle:
+    """The style ``episode`` was played in: what its rollout recorded (``meta["prompt"]``), the
+    view's for an episode that records none (an imported one)."""
+    return env_style(episode.env, episode.meta.get("prompt", view.prompt))
+
+
+def episode_opening(episode: Episode, view: StudentView = DEFAULT_VIEW) -> Opening:
+    """How ``episode``'s conversation opened: its recorded instruction, the acknowledgement and
+    turns of its style."""
+    style = episode_style(episode, view)
+    acknowledgement = AGENTGYM_OPENINGS[episode.env][1] if style == "agentgym" else ACKNOWLEDGEMENT
+    return Opening(episode.instruction, acknowledgement, style)
+
+
+def check_style(episodes: Sequence[Episode], view: StudentView) -> None:
+    """Refuse episodes played in another prompt style than ``view``'s: their instruction and
+    observations were fixed when they were played, and training on them under another
+    style's turns would teach a mix no rollout shows."""
+    for episode in episodes:
+        played = episode_style(episode, view)
+        if played != env_style(episode.env, view.prompt):
+            raise UsageError(
+                f"{episode.item_id} was played with prompt {played!r}, not {view.prompt!r}:"
+                f" pass --prompt {played} (or view.prompt={played}), or play it again"
+            )
 
 
 # --- what the agent reads --------------------------------------------------------------------
@@ -83,15 +150,20 @@ class Observed(Protocol):
     extra: dict[str, Any]
 
 
-def observation_text(transition: Observed, *, first: bool) -> str:
+def observation_text(transition: Observed, *, first: bool, style: PromptStyle) -> str:
     """The wire observation plus what its env adds on the first turn (sciworld's task
-    description) and every turn (alfworld's available actions)."""
+    description) and the available actions (alfworld's): every turn in our style; in
+    AgentGym's, as its client words them, on the first turn only (its later turns are the
+    step's observation alone) and joined by bare commas."""
     text = transition.observation
     description = transition.extra.get("task_description")
     if first and description:
         text = f"{description}\n{text}"
-    if transition.available_actions:
-        text = f"{text}\nAVAILABLE ACTIONS: {', '.join(transition.available_actions)}"
+    actions = transition.available_actions
+    if actions and style == "native":
+        text = f"{text}\nAVAILABLE ACTIONS: {', '.join(actions)}"
+    elif actions and first:
+        text = f"{text}\nAVAILABLE ACTIONS: {','.join(actions)}"
     return text
 
 
@@ -108,35 +180,42 @@ def is_invalid_reply(observation: str | None) -> bool:
 # --- what the agent is shown -----------------------------------------------------------------
 
 
-def turn_text(reason: str, action: str, view: StudentView = DEFAULT_VIEW) -> str:
+def turn_text(
+    reason: str, action: str, view: StudentView = DEFAULT_VIEW, style: PromptStyle = "native"
+) -> str:
     """The assistant's turn for one step, as agents are prompted to write it (without a
-    reason, or when the view shows none: the action line alone)."""
+    reason, or when the view shows none: the action line alone); AgentGym's style puts each
+    part on its own line, as its prompts ask and its trajectories are written."""
+    if style == "agentgym":
+        if reason and view.reasons:
+            return f"Thought:\n{reason}\n\nAction:\n{action}"
+        return f"Action:\n{action}"
     if reason and view.reasons:
         return f"Thought: {reason}\nAction: {action}"
     return f"Action: {action}"
 
 
-def opening(instruction: str) -> list[ChatMessage]:
+def opening_messages(opening: Opening) -> list[ChatMessage]:
     """AgentGym's conversation start: the instruction and the acknowledgement."""
     return [
-        ChatMessage(role="user", content=instruction),
-        ChatMessage(role="assistant", content=ACKNOWLEDGEMENT, loss=False),
+        ChatMessage(role="user", content=opening.instruction),
+        ChatMessage(role="assistant", content=opening.acknowledgement, loss=False),
     ]
 
 
 def student_messages(
-    instruction: str, history: Sequence[Step], observation: str, view: StudentView
+    opening: Opening, history: Sequence[Step], observation: str, view: StudentView
 ) -> list[ChatMessage]:
     """What the student is shown before acting on ``observation``, after ``history`` (its own
     earlier steps, shown but not learned: loss false)."""
     if view.format == "single-prompt":
-        shown = instruction if view.instruction else ""
-        prompt = single_prompt(shown, history, observation, view)
+        shown = opening.instruction if view.instruction else ""
+        prompt = single_prompt(shown, history, observation, view, opening.style)
         return [ChatMessage(role="user", content=prompt)]
-    messages = opening(instruction)
+    messages = opening_messages(opening)
     for step in history:
         messages.append(ChatMessage(role="user", content=step.observation))
-        own = turn_text(step.reason, step.action, view)
+        own = turn_text(step.reason, step.action, view, opening.style)
         messages.append(ChatMessage(role="assistant", content=own, loss=False))
     messages.append(ChatMessage(role="user", content=observation))
     return window(messages, view)
@@ -158,7 +237,11 @@ def window(conversation: Sequence[ChatMessage], view: StudentView) -> list[ChatM
 
 
 def single_prompt(
-    instruction: str, history: Sequence[Step], observation: str, view: StudentView
+    instruction: str,
+    history: Sequence[Step],
+    observation: str,
+    view: StudentView,
+    style: PromptStyle,
 ) -> str:
     """The student's situation at a step as one user message (LEAP's prompting): the
     instruction (when not empty), the first observation (it states the task), the last
@@ -170,7 +253,8 @@ def single_prompt(
     if omitted:
         lines += [f"Observation: {history[0].observation}", f"(earlier steps not shown: {omitted})"]
     for step in shown:
-        lines += [f"Observation: {step.observation}", turn_text(step.reason, step.action, view)]
+        turn = turn_text(step.reason, step.action, view, style)
+        lines += [f"Observation: {step.observation}", turn]
     lines.append(f"Observation: {observation}")
     return "\n".join(lines)
 
@@ -178,15 +262,17 @@ def single_prompt(
 def episode_conversation(episode: Episode, view: StudentView = DEFAULT_VIEW) -> list[ChatMessage]:
     """The whole episode as AgentGym's conversation, loss on the agent's steps only.
 
-    user: instruction, assistant: ``ACKNOWLEDGEMENT`` (loss false), then per step user:
-    observation, assistant: ``Thought: … Action: …`` (loss true); then the final observation
-    when there is one. User messages carry loss None, as AgentGym writes them. The view's
-    ``instruction`` and ``reasons`` apply (a whole episode has no history window).
+    user: instruction, assistant: the acknowledgement (loss false), then per step user:
+    observation, assistant: its ``Thought`` and ``Action`` (loss true); then the final
+    observation when there is one. User messages carry loss None, as AgentGym writes them. The
+    view's ``instruction`` and ``reasons`` apply (a whole episode has no history window); the
+    wording is the style the episode was played in (``episode_opening``).
     """
-    messages = opening(episode.instruction)
+    opening = episode_opening(episode, view)
+    messages = opening_messages(opening)
     for step in episode.steps:
         messages.append(ChatMessage(role="user", content=step.observation))
-        learned = turn_text(step.reason, step.action, view)
+        learned = turn_text(step.reason, step.action, view, opening.style)
         messages.append(ChatMessage(role="assistant", content=learned, loss=True))
     if episode.final_observation is not None:
         messages.append(ChatMessage(role="user", content=episode.final_observation))

@@ -75,8 +75,22 @@ def items_from_file(path: Path, env: str) -> list[int]:
         ) from None
     indices = []
     for text in ids:
-        named_env, index = parse_item_id(text)
+        named_env, index = parse_goal_id(text) if "/" in str(text) else parse_item_id(text)
         if named_env != env:
             raise UsageError(f"{path} holds {text!r}, not a {env} item; pass --env {named_env}")
         indices.append(index)
     return list(dict.fromkeys(indices))
+
+
+def parse_goal_id(text: str) -> tuple[str, int]:
+    """``textcraft/dark_oak_sign`` → (``textcraft``, our index of that goal): an id that means
+    the same goal on every machine, where AgentGym's numbers follow a directory listing."""
+    env, _, goal = text.partition("/")
+    if env != "textcraft" or not goal:
+        raise UsageError(
+            f"item id {text!r}: only textcraft items can be named by goal, as"
+            " 'textcraft/<goal>' (e.g. 'textcraft/dark_oak_sign'); others are '<env>_<index>'"
+        )
+    from agentcli.envs.textcraft import goal_index
+
+    return env, goal_index(goal)

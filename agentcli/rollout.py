@@ -24,6 +24,8 @@ from agentcli.common import END_CONTEXT, END_DONE, END_ERROR, END_MAX_ROUNDS, En
 from agentcli.config import CommandConfig, dump_config
 from agentcli.conversation import (
     StudentView,
+    env_opening,
+    env_style,
     invalid_reply_observation,
     observation_text,
     parse_reply,
@@ -133,13 +135,14 @@ async def run_episode(
     end_reason: EndReason = END_MAX_ROUNDS
     error, last = None, None
     tokens = {"prompt_tokens": 0, "completion_tokens": 0}
+    opening = env_opening(spec.name, spec.instruction, view)
     try:
         session = await seat.session()
         last = await session.reset(index)
-        observation = observation_text(last, first=True)
+        observation = observation_text(last, first=True, style=opening.style)
         for _ in range(max_rounds):
             offered = last.available_actions
-            shown = student_messages(spec.instruction, steps, observation, view)
+            shown = student_messages(opening, steps, observation, view)
             reply = await policy.act(shown, session)
             tokens["prompt_tokens"] += reply.prompt_tokens
             tokens["completion_tokens"] += reply.completion_tokens
@@ -164,7 +167,7 @@ async def run_episode(
             if last.done:
                 end_reason = END_DONE
                 break
-            observation = observation_text(last, first=False)
+            observation = observation_text(last, first=False, style=opening.style)
     except FatalRunError:
         raise  # no episode can run: stop the rollout with this one error
     except (AgentGymError, OSError) as exc:
@@ -175,7 +178,7 @@ async def run_episode(
         item_id=item_id(spec.name, index),
         env=spec.name,
         split=split,
-        instruction=spec.instruction,
+        instruction=opening.instruction,
         steps=steps,
         final_observation=last.observation if steps and last else None,
         reward=last.score if last else 0.0,
@@ -183,6 +186,7 @@ async def run_episode(
         n_steps=len(steps),
         meta={
             **meta,
+            "prompt": opening.style,
             "end_reason": end_reason,
             **({"error": error} if error else {}),
             **tokens,
@@ -212,7 +216,8 @@ async def run_rollout(
     stats.started_at = time.perf_counter()
     if on_progress:
         on_progress(stats)
-    clients = [EnvClient(url, spec.name) for url in env_servers]
+    style = env_style(spec.name, (view or StudentView()).prompt)
+    clients = [EnvClient(url, spec.name, style=style) for url in env_servers]
     seats = [Seat(clients[number % len(clients)]) for number in range(concurrency)]
     queue = iter(pending)  # the seats take items in order, each when its last episode ends
     meta = {"policy": policy.name, **(meta or {})}

@@ -49,9 +49,10 @@ from agentcli.conversation import (
     DEFAULT_VIEW,
     chat_dicts,
     cut_after_action,
+    env_opening,
     invalid_reply_observation,
     observation_text,
-    opening,
+    opening_messages,
     parse_reply,
     student_messages,
 )
@@ -157,11 +158,12 @@ class AgentGymStyleAgent:
 async def baseline_episode(
     agent: AgentGymStyleAgent, session: RemoteSession, index: int, max_rounds: int
 ) -> list[str]:
+    opening = env_opening(SPEC.name, SPEC.instruction, DEFAULT_VIEW)
     last = await session.reset(index)
-    observation = observation_text(last, first=True)
+    observation = observation_text(last, first=True, style=opening.style)
     steps: list[Step] = []
     for _ in range(max_rounds):
-        text = agent.reply(student_messages(SPEC.instruction, steps, observation, DEFAULT_VIEW))
+        text = agent.reply(student_messages(opening, steps, observation, DEFAULT_VIEW))
         parsed = parse_reply(text)
         if parsed.error:
             last = Transition(observation=invalid_reply_observation(parsed.error))
@@ -170,7 +172,7 @@ async def baseline_episode(
         steps.append(Step(observation=observation, reason=parsed.thought, action=parsed.action))
         if last.done:
             break
-        observation = observation_text(last, first=False)
+        observation = observation_text(last, first=False, style=opening.style)
     return [step.action for step in steps]
 
 
@@ -222,7 +224,8 @@ def main() -> None:
             f"{args.threads} torch thread(s)"
         )
         agent = AgentGymStyleAgent(model_dir, args.max_new_tokens)
-        warm_up = [*opening(SPEC.instruction), ChatMessage(role="user", content="warm-up")]
+        opening = env_opening(SPEC.name, SPEC.instruction, DEFAULT_VIEW)
+        warm_up = [*opening_messages(opening), ChatMessage(role="user", content="warm-up")]
         agent.reply(warm_up)
         baseline = timed(lambda: baseline_run(agent, url, items, args.max_rounds))
         print(describe("baseline: AgentGym-style, one episode at a time, batch 1", baseline))

@@ -159,6 +159,16 @@ MaxEpisodes = Annotated[
 ]
 
 
+Prompt = Annotated[
+    Literal["agentgym", "native"] | None,
+    typer.Option(
+        help="The wording the student is shown: agentgym (AgentGym's, byte for byte, where it"
+        " has the env) or native (ours). Default: agentgym",
+        show_default=False,
+    ),
+]
+
+
 OutDir = Annotated[
     Path,
     typer.Option("--out", "-o", help="Directory to write the model to.", file_okay=False),
@@ -200,6 +210,7 @@ EPISODES: Group = {
     "concurrency": Option(Concurrency),
     "max_rounds": Option(MaxRounds),
 }
+VIEW: Group = {"prompt": Option(Prompt, "view.prompt")}
 STUDENT: Group = {
     "model": Option(Model, "policy.model"),
     "policy": Option(PolicyKind, "policy.kind"),

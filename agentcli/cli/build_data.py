@@ -42,6 +42,7 @@ build_data = _options.command(
         "format": _option(Literal["multi-turn", "single-prompt"],
                           "How the student is shown its history (default: multi-turn)",
                           key="view.format"),
+        "prompt": _options.Option(_options.Prompt, "view.prompt"),
         "mix": _option(Literal["balanced", "all", "none"],
                        "Earlier iterations' corrections (default: balanced)"),
         "keep_uncorrected": _option(bool, "Train on steps the student already got right"

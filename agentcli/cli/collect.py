@@ -10,7 +10,7 @@ collect = _options.command(
 
     Example: agentgym collect --env textcraft --split train --limit 500 --out runs/demo/demos.jsonl
     """,
-    _options.ENV, _options.RESUMABLE_OUT, _options.ITEMS, _options.EPISODES,
+    _options.ENV, _options.RESUMABLE_OUT, _options.ITEMS, _options.EPISODES, _options.VIEW,
     config=rollout_config,
     run=roll_out,
     fixed={"policy.kind": "oracle"},

@@ -57,5 +57,9 @@ def convert(
         from agentcli.envs.registry import get_spec
 
         get_spec(env)  # an unknown name is one line with the closest known one
-    converted = run_conversion(source, target, to, env=env, overwrite=overwrite)
+    from agentcli.envs.textcraft import goal_index
+
+    converted = run_conversion(
+        source, target, to, env=env, overwrite=overwrite, goal_index=goal_index
+    )
     result(f"{converted.count} episodes: {source} ({converted.source_format}) → {target} ({to})")

@@ -10,7 +10,8 @@ rollout = _options.command(
 
     Example: agentgym rollout --env textcraft --model models/tiny --split train --out runs/x/rollout
     """,
-    _options.ENV, _options.STUDENT, _options.ITEMS, _options.EPISODES, _options.RESUMABLE_OUT,
+    _options.ENV, _options.STUDENT, _options.ITEMS, _options.EPISODES, _options.VIEW,
+    _options.RESUMABLE_OUT,
     config=rollout_config,
     run=roll_out,
 )  # fmt: skip

@@ -102,7 +102,8 @@ RENDERING_OPTIONS = [
     _option(name, f"rendering.{name}", kind, flag, help=text, panel=RENDERING)
     for name, kind, flag, text in [
         ("template", Template, "--template",
-         "chat: the model's chat template; llama2: AgentGym's [INST] format."),
+         "chat: the model's chat template; llama2: AgentGym's [INST] format; agentgym-bc:"
+         " its BCTrainer's tokens (a space before each reply)."),
         ("max_length", int, "--max-length", "Tokens per example at most; early turns go first."),
         ("overflow", Overflow, "--overflow",
          "Over --max-length: drop early turns (truncate_left) or the example (drop)."),

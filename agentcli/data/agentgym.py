@@ -3,23 +3,34 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from agentcli.conversation import episode_conversation, parse_reply
 from agentcli.data.foreign import as_score, build_episode, full_score, read_json
 from agentcli.data.lossless import JsonLayout, detect_layout, keep, layout_of, restore
-from agentcli.data.records import ChatRecord, Episode, Step, parse_item_id
+from agentcli.data.records import ChatRecord, Episode, Step, item_id, parse_item_id
 from agentcli.errors import UsageError
 
 # What AgentGym's data scripts write: `json.dump(..., indent=4, ensure_ascii=False)`.
 AGENTGYM_LAYOUT = JsonLayout(indent=4, ensure_ascii=False)
 
 _SPEAKER = {"user": "human", "assistant": "gpt"}
+GoalIndex = Callable[[str], int]  # a textcraft goal's name -> our index of it
 
 
-def read_agentgym(path: Path) -> list[Episode]:
+# The goal line that ends a textcraft task's first observation.
+_TEXTCRAFT_GOAL = re.compile(r"^Goal: craft (.+?)\.?\s*$", re.MULTILINE)
+
+
+def read_agentgym(path: Path, goal_index: GoalIndex | None = None) -> list[Episode]:
+    """The episodes of an AgentGym file. With ``goal_index`` (textcraft's, handed in by the
+    caller: data/ does not load envs), a textcraft record whose first observation states its
+    goal gets our item id for that goal: AgentGym's own number for it depends on the machine
+    that wrote the file (its goal order follows ``os.listdir``). Its id is kept for writing
+    the file back."""
     text, data = read_json(path)
     if not isinstance(data, list):
         raise UsageError(f"{path}: an AgentGym file is a JSON list of records — check the file")
@@ -27,6 +38,8 @@ def read_agentgym(path: Path) -> list[Episode]:
     episodes = []
     for position, record in enumerate(data):
         episode = _episode_from_agentgym(record, f"{path} record {position}")
+        if goal_index is not None:
+            episode = _by_goal(episode, goal_index)
         kept = keep(record, _agentgym_record(episode), "record", layout, AGENTGYM_LAYOUT)
         if kept:
             episode.meta["agentgym"] = kept
@@ -57,6 +70,15 @@ def agentgym_training_text(records: Sequence[ChatRecord]) -> str:
             for record in records
         ]
     )
+
+
+def _by_goal(episode: Episode, goal_index: GoalIndex) -> Episode:
+    """``episode`` under our id of the textcraft goal its first observation states."""
+    first = episode.steps[0].observation if episode.steps else episode.final_observation
+    found = _TEXTCRAFT_GOAL.search(first or "") if episode.env == "textcraft" else None
+    if found is None:
+        return episode
+    return episode.model_copy(update={"item_id": item_id("textcraft", goal_index(found[1]))})
 
 
 def _agentgym_record(episode: Episode) -> dict[str, Any]:

@@ -30,7 +30,14 @@ from pydantic import BaseModel, Field, model_validator
 
 from agentcli.common import write_atomic
 from agentcli.config import CommandConfig, dump_config
-from agentcli.conversation import StudentView, episode_conversation, student_messages, turn_text
+from agentcli.conversation import (
+    StudentView,
+    check_style,
+    episode_conversation,
+    episode_opening,
+    student_messages,
+    turn_text,
+)
 from agentcli.data.agentgym import agentgym_training_text
 from agentcli.data.jsonl import numbered_records, read_records, write_records
 from agentcli.data.records import (
@@ -204,6 +211,9 @@ def training_set(config: BuildDataConfig) -> TrainingSet:
         corrected = sum(len(examples) for examples in corrections.values())
         corrections = {"control": _expert_examples(layout, corrected, config.seed)}
     sources |= corrections
+    check_style(
+        [example.episode for examples in sources.values() for example in examples], config.view
+    )
 
     render = _renderer(config)
     summary = BuildSummary(config.train_path, config.test_path)
@@ -348,16 +358,16 @@ def _renderer(config: BuildDataConfig) -> Callable[[_Example], list[TrainingReco
     view = config.view
     dpo = config.method == "dpo"
 
-    def text(turn: Turn) -> str:
-        return turn_text(*turn, view)
-
     def at_step(example: _Example) -> TrainingRecord:
         episode, t = example.episode, example.t
         assert t is not None
-        shown = student_messages(
-            episode.instruction, episode.steps[:t], episode.steps[t].observation, view
-        )
+        opening = episode_opening(episode, view)
+        shown = student_messages(opening, episode.steps[:t], episode.steps[t].observation, view)
         single = view.format == "single-prompt"
+
+        def text(turn: Turn) -> str:
+            return turn_text(*turn, view, opening.style)
+
         if dpo:
             return PreferenceRecord(
                 item_id=episode.item_id,

@@ -13,7 +13,7 @@ from typing import Literal
 
 from agentcli.common import write_atomic
 from agentcli.data import jsonl
-from agentcli.data.agentgym import agentgym_text, read_agentgym
+from agentcli.data.agentgym import GoalIndex, agentgym_text, read_agentgym
 from agentcli.data.leap import read_leap, write_leap
 from agentcli.data.records import Episode
 from agentcli.errors import UsageError
@@ -32,12 +32,20 @@ TARGET_SUFFIX: dict[Format, str | None] = {"agentgym": ".json", "episodes": ".js
 
 
 def convert(
-    source: Path, target: Path, to: Format, *, env: str | None = None, overwrite: bool = False
+    source: Path,
+    target: Path,
+    to: Format,
+    *,
+    env: str | None = None,
+    overwrite: bool = False,
+    goal_index: GoalIndex | None = None,
 ) -> Converted:
     """Read ``source`` (format detected), write its episodes to ``target`` as ``to``.
 
     ``env`` names the environment of LEAP logs that do not record it (LEAP's own logs). A
     target that exists is replaced only with ``overwrite`` (a LEAP directory never is).
+    ``goal_index`` (textcraft's) gives AgentGym's textcraft records our id of their goal
+    (``read_agentgym``).
     """
     check_target(source, target, to, overwrite=overwrite)
     source_format = detect_format(source)
@@ -46,7 +54,7 @@ def convert(
             f"--env applies to LEAP log directories only, and {source} is {source_format}"
             " — drop --env"
         )
-    episodes = read_episodes(source, source_format, env=env)
+    episodes = read_episodes(source, source_format, env=env, goal_index=goal_index)
     write_episodes(episodes, target, to)
     return Converted(source_format, len(episodes))
 
@@ -80,9 +88,15 @@ def detect_format(path: Path) -> Format:
     )
 
 
-def read_episodes(path: Path, source_format: Format, *, env: str | None = None) -> list[Episode]:
+def read_episodes(
+    path: Path,
+    source_format: Format,
+    *,
+    env: str | None = None,
+    goal_index: GoalIndex | None = None,
+) -> list[Episode]:
     if source_format == "agentgym":
-        return read_agentgym(path)
+        return read_agentgym(path, goal_index)
     if source_format == "leap":
         return read_leap(path, env=env)
     return jsonl.read_records(path, Episode)

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.envs.actions import explain_by_verb
-from agentcli.envs.base import EnvSpec, Transition
+from agentcli.envs.base import EnvSpec, PromptStyle, Transition
 from agentcli.errors import EnvUnavailableError, TaskNotFoundError, UsageError
 
 logger = logging.getLogger(__name__)
@@ -333,7 +333,8 @@ class AlfworldEnvironment:
     def splits(self) -> dict[str, list[int]]:
         return self.catalog.splits()
 
-    def open_session(self) -> AlfworldSession:
+    def open_session(self, style: PromptStyle = "agentgym") -> AlfworldSession:
+        # the simulator words the observations: one wording for either style
         return AlfworldSession(self.catalog)
 
     def privileged_state(self, index: int) -> str:

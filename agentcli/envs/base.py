@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from agentcli.agentgym_prompts import PromptStyle
+
 
 @dataclass(frozen=True)
 class Transition:
@@ -71,7 +73,11 @@ class Environment(Protocol):
         """Item indices per split (``train``, ``test``, ...), each sorted."""
         ...
 
-    def open_session(self) -> Session: ...
+    def open_session(self, style: PromptStyle = "agentgym") -> Session:
+        """A new session. ``style`` is the wording a client asked for (``POST /create``'s
+        ``style``; AgentGym's clients send none and get AgentGym's): only an env whose server
+        words the observations itself (babyai) reads it."""
+        ...
 
     def privileged_state(self, index: int) -> str:
         """What a teacher may know about task ``index`` and the student may not."""

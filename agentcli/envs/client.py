@@ -23,7 +23,7 @@ from typing import Any
 
 import httpx
 
-from agentcli.envs.base import Transition
+from agentcli.envs.base import PromptStyle, Transition
 from agentcli.envs.protocol import WIRE_FORMATS, WireFormat, transition_from_payload
 from agentcli.envs.registry import get_spec
 from agentcli.errors import (
@@ -65,9 +65,11 @@ class EnvClient:
         timeout_s: float = 120.0,
         retries: int = 4,
         backoff_s: float = 0.25,
+        style: PromptStyle | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.env = env
+        self.style = style  # sent with POST /create: how babyai's server words a session
         self.wire: WireFormat = WIRE_FORMATS[get_spec(env).wire]
         self.retries = retries
         self.backoff_s = backoff_s
@@ -233,7 +235,8 @@ class RemoteSession:
         waits a while for the answer and closes what the server opened: a server opens the session
         either way, and an id never read leaks it (a JVM on sciworld, for good on AgentGym's
         servers, which never reap)."""
-        answer = asyncio.ensure_future(self._request("POST", "/create", json={}))
+        style = {"style": self.client.style} if self.client.style else {}
+        answer = asyncio.ensure_future(self._request("POST", "/create", json=style))
         try:
             body = await asyncio.shield(answer)
         except asyncio.CancelledError:

@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, model_validator
 
-from agentcli.envs.base import Transition
+from agentcli.envs.base import PromptStyle, Transition
 
 MAX_ACTION_CHARS = 2000
 TRANSITION_FIELDS = ("observation", "reward", "score", "done", "available_actions")
@@ -47,6 +47,12 @@ class CreateRequest(BaseModel):
         max_length=200,
         description="textcraft: the item to craft, e.g. minecraft:dark_oak_sign (give commands"
         " too)",
+    )
+    style: PromptStyle | None = Field(
+        None,
+        description="How the session words its observations, for envs whose server words them"
+        " (babyai): agentgym (AgentGym's server's words; what a request without it gets) or"
+        " native (ours).",
     )
 
     @model_validator(mode="after")

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentcli.envs.actions import explain_by_verb
-from agentcli.envs.base import EnvSpec, Transition
+from agentcli.envs.base import EnvSpec, PromptStyle, Transition
 from agentcli.errors import EnvUnavailableError, TaskNotFoundError, UsageError
 
 if TYPE_CHECKING:
@@ -375,7 +375,8 @@ class SciWorldEnvironment:
     def splits(self) -> dict[str, list[int]]:
         return self._table.splits()
 
-    def open_session(self) -> SciWorldSession:
+    def open_session(self, style: PromptStyle = "agentgym") -> SciWorldSession:
+        # the simulator words the observations: one wording for either style
         return SciWorldSession(self._table)
 
     def privileged_state(self, index: int) -> str:

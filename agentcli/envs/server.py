@@ -25,7 +25,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
 from agentcli.config import CommandConfig
-from agentcli.envs.base import Environment, EnvSpec, Session, Transition
+from agentcli.envs.base import Environment, EnvSpec, PromptStyle, Session, Transition
 from agentcli.envs.client import BOOT_HEADER
 from agentcli.envs.protocol import (
     WIRE_FORMATS,
@@ -100,7 +100,7 @@ class SessionRegistry:
     def __len__(self) -> int:
         return len(self._slots)
 
-    async def open(self) -> tuple[int, _Slot]:
+    async def open(self, style: PromptStyle | None = None) -> tuple[int, _Slot]:
         while len(self._slots) >= self.settings.max_sessions:
             if not await self._make_room():
                 raise HTTPError(
@@ -114,7 +114,7 @@ class SessionRegistry:
         # Reserve the id before the (possibly slow) open so the cap holds under concurrency.
         self._slots[session_id] = None  # type: ignore[assignment]
         try:
-            session = await asyncio.to_thread(self.environment.open_session)
+            session = await asyncio.to_thread(self.environment.open_session, style or "agentgym")
         except BaseException:
             del self._slots[session_id]
             raise
@@ -430,7 +430,7 @@ def create_app(
         custom = body.custom_task() if body is not None else None
         if custom is not None:
             return await create_custom(*custom)
-        session_id, slot = await registry().open()
+        session_id, slot = await registry().open(body.style if body else None)
         slot.detail = dict(wire.detail_start)
         if wire.create_resets:
             return await reset(slot, session_id, 0, {})

@@ -10,6 +10,7 @@ global RNG; we build the task text ourselves with a per-item RNG instead.
 from __future__ import annotations
 
 import copy
+import functools
 import importlib.resources
 import math
 import os
@@ -21,7 +22,7 @@ from functools import cached_property
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
-from agentcli.envs.base import EnvSpec, Transition
+from agentcli.envs.base import EnvSpec, PromptStyle, Transition
 from agentcli.errors import TaskNotFoundError
 
 if TYPE_CHECKING:
@@ -112,6 +113,22 @@ class TextCraftEnvironment:
     def _item_uses(self) -> dict[str, list[Recipe]]:
         return self.tree.collect_item_uses()
 
+    @cached_property
+    def _goal_indices(self) -> dict[str, int]:
+        return {goal: index for index, goal in enumerate(self.goals)}
+
+    def goal_index(self, goal: str) -> int:
+        """Our index of the goal named ``goal``: as a task states it ("dark oak sign") or as
+        its item id ("dark_oak_sign", "minecraft:dark_oak_sign"). The same on every machine,
+        unlike AgentGym's numbers, which follow the file system's listing order."""
+        wanted = _item_id(goal.strip().removeprefix("minecraft:").replace("_", " "))
+        if wanted not in self._goal_indices:
+            raise TaskNotFoundError(
+                f"textcraft has no goal {goal!r}: name a craftable item, e.g. 'dark_oak_sign'"
+                " (see a task's 'Goal: craft …' line)"
+            )
+        return self._goal_indices[wanted]
+
     def splits(self) -> dict[str, list[int]]:
         positions = range(len(self.goals))
         return {
@@ -169,7 +186,8 @@ class TextCraftEnvironment:
         rng.shuffle(commands)
         return Task(goal=goal, commands=tuple(commands), recipes=tuple(recipes))
 
-    def open_session(self) -> TextCraftSession:
+    def open_session(self, style: PromptStyle = "agentgym") -> TextCraftSession:
+        # the simulator words the observations: one wording for either style
         return TextCraftSession(self)
 
     def privileged_state(self, index: int) -> str:
@@ -337,6 +355,17 @@ class TextCraftSession:
 
 def _load() -> TextCraftEnvironment:
     return TextCraftEnvironment()
+
+
+@functools.cache
+def _shared() -> TextCraftEnvironment:
+    return TextCraftEnvironment()
+
+
+def goal_index(goal: str) -> int:
+    """Our index of a textcraft goal (``TextCraftEnvironment.goal_index``), from one
+    environment per process: loading takes about a second."""
+    return _shared().goal_index(goal)
 
 
 SPEC = EnvSpec(

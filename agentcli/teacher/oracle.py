@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from typing import TypeVar
 
-from agentcli.conversation import is_invalid_reply, observation_text
+from agentcli.conversation import episode_style, is_invalid_reply, observation_text
 from agentcli.data.records import (
     Correction,
     CorrectionStep,
@@ -28,7 +28,7 @@ from agentcli.data.records import (
     Step,
     item_id,
 )
-from agentcli.envs.base import Environment, Session, Transition
+from agentcli.envs.base import Environment, PromptStyle, Session, Transition
 from agentcli.envs.protocol import WIRE_FORMATS, as_received
 from agentcli.envs.registry import get_spec
 from agentcli.errors import AgentGymError, EnvUnavailableError, UsageError
@@ -56,7 +56,7 @@ class OracleTeacher:
         self._environment: Environment | None = None
         self._loading = asyncio.Lock()
         self._slots = asyncio.Semaphore(concurrency)
-        self._idle: list[Session] = []
+        self._idle: dict[PromptStyle, list[Session]] = {"agentgym": [], "native": []}
 
     async def annotate(self, demo: Episode) -> Episode:
         def explain_steps(session: Session) -> Episode:
@@ -66,7 +66,7 @@ class OracleTeacher:
             ]
             return demo.model_copy(update={"steps": steps})
 
-        return await self._in_session(explain_steps)
+        return await self._in_session(explain_steps, episode_style(demo))
 
     async def extract_state(self, index: int, demo: Episode | None) -> PrivilegedState:
         environment = await self._loaded()
@@ -83,11 +83,11 @@ class OracleTeacher:
             summary = _summary(episode, steps)
             return Correction(item_id=episode.item_id, summary=summary, steps=steps)
 
-        return await self._in_session(label_steps)
+        return await self._in_session(label_steps, episode_style(episode))
 
     async def aclose(self) -> None:
-        idle, self._idle = self._idle, []
-        for session in idle:
+        idle, self._idle = self._idle, {"agentgym": [], "native": []}
+        for session in [*idle["agentgym"], *idle["native"]]:
             await asyncio.to_thread(session.close)
 
     async def _loaded(self) -> Environment:
@@ -96,26 +96,30 @@ class OracleTeacher:
                 self._environment = await asyncio.to_thread(self._spec.load)
         return self._environment
 
-    async def _in_session(self, work: Callable[[Session], ResultT]) -> ResultT:
+    async def _in_session(self, work: Callable[[Session], ResultT], style: PromptStyle) -> ResultT:
+        """``work`` in a session worded as the episode was (babyai's server words its own)."""
         environment = await self._loaded()
-        async with self._slots, self._session(environment) as session:
+        async with self._slots, self._session(environment, style) as session:
             return await asyncio.to_thread(work, session)
 
     @asynccontextmanager
-    async def _session(self, environment: Environment) -> AsyncIterator[Session]:
-        session = self._idle.pop() if self._idle else None
+    async def _session(
+        self, environment: Environment, style: PromptStyle
+    ) -> AsyncIterator[Session]:
+        idle = self._idle[style]
+        session = idle.pop() if idle else None
         if session is None:
-            session = await asyncio.to_thread(environment.open_session)
+            session = await asyncio.to_thread(environment.open_session, style)
         try:
             yield session
         except AgentGymError:
-            self._idle.append(session)  # a refused episode or item: the next reset serves
+            idle.append(session)  # a refused episode or item: the next reset serves
             raise
         except BaseException:
             # a simulator that crashed mid-episode may be broken (a dead JVM): do not reuse it
             await asyncio.to_thread(session.close)
             raise
-        self._idle.append(session)
+        idle.append(session)
 
     def _replay(self, session: Session, episode: Episode) -> Iterator[tuple[int, Step]]:
         """Each step of ``episode`` while ``session`` is in the state the agent acted from.
@@ -129,15 +133,17 @@ class OracleTeacher:
                 f"{self._spec.name}: pass --env {episode.env}"
             )
         wire = WIRE_FORMATS[self._spec.wire]
+        style = episode_style(episode)
         transition = as_received(session.reset(episode.index), wire, reset=True)
-        self._check(episode, 0, observation_text(transition, first=True))
+        self._check(episode, 0, observation_text(transition, first=True, style=style))
         for t, step in enumerate(episode.steps):
             yield t, step
             if not _was_sent(episode, t):
                 continue
             transition = as_received(session.step(step.action), wire, reset=False)
             if t + 1 < len(episode.steps):
-                self._check(episode, t + 1, observation_text(transition, first=False))
+                later = observation_text(transition, first=False, style=style)
+                self._check(episode, t + 1, later)
             else:
                 self._check_final(episode, transition)
 

@@ -31,7 +31,7 @@ from agentcli.conversation import StudentView
 Method = Literal["bc", "sft", "dpo"]
 ReportTo = Literal["none", "tensorboard", "wandb", "trackio"]
 Scheduler = Literal["linear", "cosine", "constant", "constant_with_warmup"]
-Template = Literal["chat", "llama2"]
+Template = Literal["chat", "llama2", "agentgym-bc"]
 Overflow = Literal["truncate_left", "drop"]
 Batching = Literal["auto", "padding_free", "grouped", "padded"]
 Dtype = Literal["auto", "bf16", "fp16", "fp32"]
@@ -116,7 +116,9 @@ class Rendering(CommandConfig):
     """bc/sft: how conversations become token rows and batches (dpo trains whole pairs)."""
 
     template: Template = Field(
-        "chat", description="chat: the model's chat template; llama2: AgentGym's [INST] format."
+        "chat",
+        description="chat: the model's chat template; llama2: AgentGym's [INST] format;"
+        " agentgym-bc: its BCTrainer's tokens (a space before each reply).",
     )
     max_length: int | None = Field(
         None, ge=8, description="Tokens per example at most; longer ones lose early turns."

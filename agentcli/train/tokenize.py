@@ -7,9 +7,13 @@ A message is trained when it is the assistant's and its ``loss`` is not false
   sees what ``rollout`` and ``eval`` prompt the model with. A trained message contributes its
   content and the end-of-turn text the template writes after it (``<|im_end|>`` in ChatML,
   without the newline that separates turns), never the role header before it.
-- ``llama2``: AgentGym's BC format, each turn tokenized on its own as AgentGym's trainer does:
-  ``<s>[INST] {user} [/INST]`` and ``{assistant}</s>``, with the tokenizer's own bos / eos
-  where it has them. A trained message contributes its whole ``{assistant}</s>``.
+- ``llama2``: AgentGym's [INST] format as its inference template writes it, each turn
+  tokenized on its own: ``<s>[INST] {user} [/INST]`` and ``{assistant}</s>``, with the
+  tokenizer's own bos / eos where it has them. A trained message contributes its whole
+  ``{assistant}</s>``.
+- ``agentgym-bc``: AgentGym's BCTrainer, token for token: ``<s>[INST] {user} [/INST]`` (a
+  literal ``<s>``) and `` {assistant}`` (one space first) followed by the eos token's id. The
+  space is llama2's one difference: one more token per reply on Llama-2's tokenizer.
 
 How the mask is found for any template, with or without ``{% generation %}`` markers, in
 time linear in the conversation: the conversation is rendered once with each message's
@@ -43,7 +47,7 @@ from agentcli.data.records import ChatMessage, ChatRecord
 from agentcli.errors import DataFormatError, UsageError
 from agentcli.train.datasets import is_trained
 
-Template = Literal["chat", "llama2"]
+Template = Literal["chat", "llama2", "agentgym-bc"]
 Overflow = Literal["truncate_left", "drop"]
 
 # Private-use characters: no template writes them, and ``| trim`` leaves them alone.
@@ -263,24 +267,56 @@ def _unalignable(what: str) -> DataFormatError:
 def _encode_llama2(tokenizer: Any, messages: Sequence[ChatMessage]) -> _Encoded:
     bos = tokenizer.bos_token or "<s>"
     eos = tokenizer.eos_token or "</s>"
+    return _encode_turns(
+        tokenizer, messages, user=f"{bos}[INST] {{}} [/INST]", assistant="{}" + eos, end=[]
+    )
+
+
+def _encode_agentgym_bc(tokenizer: Any, messages: Sequence[ChatMessage]) -> _Encoded:
+    """AgentGym's BCTrainer (``bc_trainer.py``, ``tokenize_fn``): a literal ``<s>`` before every
+    user turn, and each assistant turn a space, its content, then the eos token's id."""
+    if tokenizer.eos_token_id is None:
+        raise UsageError(
+            "the tokenizer has no eos token, which AgentGym's BC format ends every reply with"
+            " — use a model whose tokenizer has one, or --template chat"
+        )
+    return _encode_turns(
+        tokenizer,
+        messages,
+        user="<s>[INST] {} [/INST]",
+        assistant=" {}",
+        end=[tokenizer.eos_token_id],
+    )
+
+
+def _encode_turns(
+    tokenizer: Any, messages: Sequence[ChatMessage], *, user: str, assistant: str, end: list[int]
+) -> _Encoded:
+    """Each turn tokenized on its own, as AgentGym's trainer does: its content in ``user`` or
+    ``assistant`` (``{}`` marks where), an assistant turn followed by the ids ``end``."""
     texts = []
     for number, message in enumerate(messages):
         if message.role == "system":
             raise DataFormatError(
-                f"message {number} is a system message, which AgentGym's llama2 format has no"
+                f"message {number} is a system message, which AgentGym's [INST] format has no"
                 " place for — use --template chat, or make it part of the first user message"
             )
-        user = message.role == "user"
-        texts.append(f"{bos}[INST] {message.content} [/INST]" if user else message.content + eos)
+        texts.append((user if message.role == "user" else assistant).format(message.content))
     pieces = tokenizer(texts, add_special_tokens=False)["input_ids"] if texts else []
-    input_ids, mask = [], []
+    input_ids, mask, counts = [], [], []
     for message, piece in zip(messages, pieces, strict=True):
+        piece = piece + (end if message.role == "assistant" else [])
         input_ids += piece
         mask += [int(is_trained(message))] * len(piece)
-    return _Encoded(input_ids, mask, [len(piece) for piece in pieces])
+        counts.append(len(piece))
+    return _Encoded(input_ids, mask, counts)
 
 
-_ENCODERS: dict[str, _Encoder] = {"chat": _encode_chat, "llama2": _encode_llama2}
+_ENCODERS: dict[str, _Encoder] = {
+    "chat": _encode_chat,
+    "llama2": _encode_llama2,
+    "agentgym-bc": _encode_agentgym_bc,
+}
 
 
 # --- fitting max_length ----------------------------------------------------------------------

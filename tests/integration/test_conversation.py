@@ -1,5 +1,6 @@
-"""Train and eval see the same conversation: for every built-in env, what build-data renders
-of a rollout's episodes is, step by step, what the rollout showed the student."""
+"""Train and eval see the same conversation: for every built-in env and both prompt styles,
+what build-data renders of a rollout's episodes is, step by step, what the rollout showed the
+student."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import asyncio
 
 import pytest
 
-from agentcli.conversation import StudentView
+from agentcli.conversation import StudentView, env_style
 from agentcli.data.build import BuildDataConfig, training_set
 from agentcli.data.jsonl import read_records, write_records
 from agentcli.data.records import ChatMessage, Correction, CorrectionStep, Episode
@@ -20,11 +21,15 @@ from tests.support.random_policy import RandomPolicy
 ITEMS = {"textcraft": [0, 1], "babyai": [0, 1], "babyai-putnext": [1000, 1001],
          "alfworld": [10000], "sciworld": [0]}  # fmt: skip
 MARKS = {"alfworld": (pytest.mark.alfworld,), "sciworld": (pytest.mark.java, pytest.mark.slow)}
-VIEWS = {
-    "whole": StudentView(),
-    "window": StudentView(history_steps=1, instruction=False, reasons=False),
-    "single-prompt": StudentView(format="single-prompt", history_steps=2),
-}
+VIEWS = [
+    StudentView(prompt=prompt, **shape)
+    for prompt in ("agentgym", "native")
+    for shape in (
+        {},  # the whole conversation
+        {"history_steps": 1, "instruction": False, "reasons": False},
+        {"format": "single-prompt", "history_steps": 2},
+    )
+]
 
 
 class Recording(RandomPolicy):
@@ -52,7 +57,7 @@ def test_build_data_renders_what_the_rollout_showed(env, tmp_path):
         pytest.skip(f"{env} cannot run here: {spec.missing()}")
     layout = RunLayout(tmp_path)
     with env_servers(spec, []) as urls:
-        for view in VIEWS.values():
+        for view in VIEWS:
             policy = Recording()
             out = tmp_path / f"{id(view)}.jsonl"
             # one seat: the turns come in item order, step by step
@@ -60,6 +65,7 @@ def test_build_data_renders_what_the_rollout_showed(env, tmp_path):
                                     concurrency=1, max_rounds=4, view=view))  # fmt: skip
             episodes = read_records(out, Episode)
             assert sum(e.n_steps for e in episodes) == len(policy.shown) >= 2
+            assert {e.meta["prompt"] for e in episodes} == {env_style(env, view.prompt)}
             layout.rollout(0).parent.mkdir(parents=True, exist_ok=True)
             out.replace(layout.rollout(0))
             # a correction of every step, so that build-data renders each of them

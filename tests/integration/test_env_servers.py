@@ -22,6 +22,7 @@ class Case:
     same_text_items: tuple[int, ...]
     marks: tuple[pytest.MarkDecorator, ...] = ()
     finite: bool = True  # textcraft ids wrap and babyai seeds never run out, as in AgentGym
+    style: str | None = None  # what our client asks /create for (None: AgentGym's wording)
 
 
 ALFWORLD_SHIPPED_GAMES = (10000, 10001, 10002)  # served without ALFWorld's data directory
@@ -31,7 +32,8 @@ BABYAI_ITEMS = (0, 1, 2, 3, 4, 7, 8, 9, 10, 11, 12, 13, 14, 18, 19, 20, 21, 22, 
 SCIWORLD_TASK_TYPES = (1396, 3236, 4168, 4240, 4629)
 CASES = [
     Case("textcraft", tuple(range(20)), tuple(range(20)), finite=False),
-    Case("babyai", BABYAI_ITEMS, tuple(range(20)), finite=False),
+    # our wording: AgentGym's has no way to open the box of item 25 (KeyInBox)
+    Case("babyai", BABYAI_ITEMS, tuple(range(20)), finite=False, style="native"),
     Case("alfworld", ALFWORLD_SHIPPED_GAMES, ALFWORLD_SHIPPED_GAMES, (pytest.mark.alfworld,)),
     Case("sciworld", SCIWORLD_TASK_TYPES, tuple(range(3)), (pytest.mark.java, pytest.mark.slow)),
 ]
@@ -44,8 +46,10 @@ def _skip_unless_runnable(env: str) -> None:
         pytest.skip(f"{env} cannot run here: {reason}")
 
 
-async def _expert_episodes(url: str, env: str, items: list[int]) -> dict[int, bool]:
-    async with EnvClient(url, env) as client:
+async def _expert_episodes(
+    url: str, env: str, items: list[int], style: str | None = None
+) -> dict[int, bool]:
+    async with EnvClient(url, env, style=style) as client:
 
         async def episode(index: int) -> bool:
             session = await client.open()
@@ -67,9 +71,29 @@ async def _expert_episodes(url: str, env: str, items: list[int]) -> dict[int, bo
 def test_expert_succeeds_over_http_and_sessions_end_closed(case: Case):
     _skip_unless_runnable(case.env)
     with running_server(case.env) as url:
-        results = asyncio.run(_expert_episodes(url, case.env, list(case.expert_items)))
+        items = list(case.expert_items)
+        results = asyncio.run(_expert_episodes(url, case.env, items, case.style))
         assert all(results.values()), {i: ok for i, ok in results.items() if not ok}
         assert httpx.get(f"{url}/health").json()["sessions"] == 0
+
+
+def test_babyai_words_each_session_as_its_create_asks():
+    """A create without a style (AgentGym's client sends none) gets AgentGym's server's words
+    and actions; ``{"style": "native"}`` ours. The expert plays either."""
+    _skip_unless_runnable("babyai")
+    with running_server("babyai") as url, httpx.Client(base_url=url, timeout=60) as http:
+        first = {}
+        for style, body in (("agentgym", {}), ("native", {"style": "native"})):
+            session = http.post("/create", json=body).json()["id"]
+            reset = http.post("/reset", json={"id": session, "data_idx": 0}).json()
+            first[style] = reset["observation"]
+            http.post("/close", json={"id": session})
+        assert "In front of you in this room, you can see several objects: " in first["agentgym"]
+        assert '"pickup red ball 1"' in first["agentgym"]
+        assert "In front of you in this room" not in first["native"]
+        items = [index for index in BABYAI_ITEMS if index != 25]
+        results = asyncio.run(_expert_episodes(url, "babyai", items, "agentgym"))
+        assert all(results.values()), {i: ok for i, ok in results.items() if not ok}
 
 
 @pytest.mark.parametrize("case", PARAMS)

@@ -40,7 +40,12 @@ def _oracle(env: str, out: Path, **options) -> RolloutConfig:
     ("env", "options"),
     [
         pytest.param("textcraft", {"split": "train", "limit": 50}, id="textcraft-50"),
-        pytest.param("babyai", {"items": BABYAI_ITEMS}, id="babyai-20"),
+        pytest.param("babyai", {"items": BABYAI_ITEMS}, id="babyai-20"),  # 19: a key in a box
+        pytest.param(
+            "babyai",
+            {"items": BABYAI_ITEMS, "view": StudentView(prompt="native")},
+            id="babyai-20-native",
+        ),
         pytest.param(
             "sciworld",
             {"items": SCIWORLD_TASK_TYPES, "concurrency": 5},

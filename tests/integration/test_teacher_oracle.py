@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from agentcli.conversation import is_invalid_reply
+from agentcli.conversation import StudentView, episode_style, is_invalid_reply
 from agentcli.data.records import Correction, Episode
 from agentcli.envs.registry import get_spec
 from agentcli.errors import AgentGymError, UsageError
@@ -54,8 +54,11 @@ class Corrected:
 def corrected(request, tmp_path_factory) -> Iterator[Corrected]:
     env = request.param
     folder = tmp_path_factory.mktemp(env)
-    episodes = rollout(env, ITEMS[env], folder / "random.jsonl", RandomPolicy(seed=1))
-    demos = rollout(env, ITEMS[env][:5], folder / "demos.jsonl", OraclePolicy())
+    # our wording: AgentGym's babyai has states its expert cannot act from (an "open" mission
+    # its own "toggle and go through" completed unseen), see docs/environments/babyai.md
+    view = StudentView(prompt="native")
+    episodes = rollout(env, ITEMS[env], folder / "random.jsonl", RandomPolicy(seed=1), view)
+    demos = rollout(env, ITEMS[env][:5], folder / "demos.jsonl", OraclePolicy(), view)
     loop = asyncio.new_event_loop()
     teacher = OracleTeacher(env, concurrency=2)
     state = Corrected(teacher, loop, episodes, [], demos)
@@ -73,7 +76,7 @@ def _was_sent(episode: Episode, t: int) -> bool:
 
 def _replayed_session(episode: Episode, t: int):
     """A fresh session in the student's state before its step t."""
-    session = get_spec(episode.env).load().open_session()
+    session = get_spec(episode.env).load().open_session(episode_style(episode))
     session.reset(episode.index)
     for s in range(t):
         if _was_sent(episode, s):

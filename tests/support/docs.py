@@ -23,7 +23,12 @@ def run_block(block: str, cwd: Path, *, timeout: float) -> subprocess.CompletedP
     PATH, stopping at the first failing line (a line ending in ``&`` runs in the background
     until the block ends)."""
     script = "set -euo pipefail\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n" + block
-    environ = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    environ = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+        # this checkout's code, even where the installed agentgym is another checkout's
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
     return subprocess.run(["bash", "-c", script], cwd=cwd, env=environ, capture_output=True,
                           text=True, timeout=timeout)  # fmt: skip
 

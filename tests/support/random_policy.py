@@ -15,6 +15,7 @@ import random
 import re
 from pathlib import Path
 
+from agentcli.conversation import StudentView
 from agentcli.data.jsonl import read_records
 from agentcli.data.records import Episode
 from agentcli.envs.launcher import env_servers
@@ -65,14 +66,16 @@ class RandomPolicy:
         return None
 
 
-def rollout(env: str, items: list[int], out: Path, policy: Policy) -> list[Episode]:
+def rollout(
+    env: str, items: list[int], out: Path, policy: Policy, view: StudentView | None = None
+) -> list[Episode]:
     """Episodes of ``policy`` on ``items``, through a built-in env server."""
     spec = get_spec(env)
     with env_servers(spec, []) as urls:
         asyncio.run(
             run_rollout(
                 spec, urls, policy, items, out, split="train", concurrency=8,
-                meta={"iteration": 0},
+                meta={"iteration": 0}, view=view,
             )
         )  # fmt: skip
     return read_records(out, Episode)

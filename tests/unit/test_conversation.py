@@ -6,7 +6,9 @@ import pytest
 
 from agentcli.conversation import (
     ACKNOWLEDGEMENT,
+    Opening,
     StudentView,
+    check_style,
     cut_after_action,
     episode_conversation,
     holds_action_line,
@@ -19,6 +21,10 @@ from agentcli.conversation import (
 )
 from agentcli.data.records import Episode, Step
 from agentcli.envs.base import Transition
+from agentcli.errors import UsageError
+
+NATIVE = StudentView(prompt="native")
+CRAFT = Opening("Craft things.")
 
 STEPS = [
     Step(observation="obs 0", reason="r0", action="a0"),
@@ -31,14 +37,19 @@ def _shape(messages) -> list[tuple[str, str, bool | None]]:
     return [(m.role, m.content, m.loss) for m in messages]
 
 
-def test_an_episode_has_agentgym_shape():
-    episode = Episode(
+def _episode(**fields) -> Episode:
+    return Episode(
         item_id="textcraft_3",
         env="textcraft",
         instruction="Craft things.",
         steps=STEPS[:2],
         final_observation="Crafted 1 minecraft:stick",
+        **fields,
     )
+
+
+def test_an_episode_has_agentgym_shape():
+    episode = _episode(meta={"prompt": "native"})
     assert _shape(episode_conversation(episode)) == [
         ("user", "Craft things.", None),
         ("assistant", ACKNOWLEDGEMENT, False),
@@ -53,8 +64,34 @@ def test_an_episode_has_agentgym_shape():
     assert _shape(bare)[:2] == [("user", "obs 0", None), ("assistant", "Action: a0", True)]
 
 
+def test_agentgym_style_writes_turns_as_agentgym_does():
+    """AgentGym's prompts ask for "Thought:\nyour thoughts.\n\nAction:\nyour next action" and
+    its trajectories are written so; its webshop client acknowledges with "Ok."."""
+    episode = _episode()  # no recorded style: the view's (agentgym by default)
+    assert _shape(episode_conversation(episode))[1:4] == [
+        ("assistant", ACKNOWLEDGEMENT, False),
+        ("user", "obs 0", None),
+        ("assistant", "Thought:\nr0\n\nAction:\na0", True),
+    ]
+    assert turn_text("", "go", style="agentgym") == "Action:\ngo"
+    shop = Episode(item_id="webshop_0", env="webshop", instruction="Shop.", steps=STEPS[:1])
+    assert episode_conversation(shop)[1].content == "Ok."
+    assert episode_conversation(shop, NATIVE)[1].content == ACKNOWLEDGEMENT
+    # an env AgentGym lacks is worded our way under either style
+    room = Episode(item_id="babyai-putnext_0", env="babyai-putnext", instruction="", steps=STEPS)
+    assert episode_conversation(room)[3].content == "Thought: r0\nAction: a0"
+
+
+def test_episodes_played_in_another_style_are_refused_by_item():
+    check_style([_episode(meta={"prompt": "agentgym"}), _episode()], StudentView())
+    with pytest.raises(
+        UsageError, match="textcraft_3 was played with prompt 'native'.*--prompt native"
+    ):
+        check_style([_episode(meta={"prompt": "native"})], StudentView())
+
+
 def test_the_student_is_shown_its_own_turns_unlearned_then_the_observation():
-    shown = student_messages("Craft things.", STEPS[:2], "obs 2", StudentView())
+    shown = student_messages(CRAFT, STEPS[:2], "obs 2", NATIVE)
     assert _shape(shown) == [
         ("user", "Craft things.", None),
         ("assistant", ACKNOWLEDGEMENT, False),
@@ -69,7 +106,7 @@ def test_the_student_is_shown_its_own_turns_unlearned_then_the_observation():
 @pytest.mark.parametrize("instruction", [True, False])
 def test_a_history_window_keeps_the_opening_and_the_last_turns(instruction):
     view = StudentView(history_steps=1, instruction=instruction, reasons=False)
-    shown = student_messages("Craft things.", STEPS[:2], "obs 2", view)
+    shown = student_messages(CRAFT, STEPS[:2], "obs 2", view)
     opening = [("user", "Craft things.", None), ("assistant", ACKNOWLEDGEMENT, False)]
     assert _shape(shown) == [
         *(opening if instruction else []),
@@ -77,7 +114,7 @@ def test_a_history_window_keeps_the_opening_and_the_last_turns(instruction):
         ("assistant", "Action: a1", False),
         ("user", "obs 2", None),
     ]
-    none_shown = student_messages("Craft things.", STEPS[:2], "obs 2", view.model_copy(
+    none_shown = student_messages(CRAFT, STEPS[:2], "obs 2", view.model_copy(
         update={"history_steps": 0}
     ))  # fmt: skip
     assert (
@@ -87,7 +124,7 @@ def test_a_history_window_keeps_the_opening_and_the_last_turns(instruction):
 
 def test_single_prompt_puts_the_history_in_one_user_message():
     view = StudentView(format="single-prompt", history_steps=1)
-    [message] = student_messages("Craft things.", STEPS[:2], "obs 2", view)
+    [message] = student_messages(CRAFT, STEPS[:2], "obs 2", view)
     assert message.role == "user"
     assert message.content.splitlines() == [
         "Craft things.",
@@ -113,11 +150,27 @@ def test_the_agent_reads_what_its_env_adds_to_the_wire_observation():
         available_actions=["look", "go north"],
         extra={"task_description": "Boil water."},
     )
-    assert observation_text(transition, first=True) == (
+    assert observation_text(transition, first=True, style="native") == (
         "Boil water.\nYou are in the kitchen.\nAVAILABLE ACTIONS: look, go north"
     )
-    assert observation_text(transition, first=False) == (
+    assert observation_text(transition, first=False, style="native") == (
         "You are in the kitchen.\nAVAILABLE ACTIONS: look, go north"
+    )
+
+
+def test_agentgym_style_frames_observations_as_its_clients_do():
+    """alfworld's client (``observe``) lists the actions joined by bare commas, and only the
+    conversation's first observation is ``observe()``: later ones are the step's ``state``."""
+    transition = Transition(
+        observation="You are in the kitchen.",
+        available_actions=["look", "go north"],
+        extra={"task_description": "Boil water."},
+    )
+    assert observation_text(transition, first=True, style="agentgym") == (
+        "Boil water.\nYou are in the kitchen.\nAVAILABLE ACTIONS: look,go north"
+    )
+    assert observation_text(transition, first=False, style="agentgym") == (
+        "You are in the kitchen."
     )
 
 

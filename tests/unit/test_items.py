@@ -33,3 +33,31 @@ def test_a_file_names_its_env_items_once_each_in_order(tmp_path):
         items_from_file(path, "babyai")
     with pytest.raises(UsageError, match="no split 'dev'; it has train, test"):
         ItemSelection(split="dev").require_split("babyai", ["train", "test"])
+
+
+def test_a_textcraft_item_can_be_named_by_its_goal(tmp_path):
+    """``textcraft/<goal>`` means that goal on every machine (AgentGym's numbers follow
+    ``os.listdir``); it reads as our index of the goal, whose task states it."""
+    from agentcli.envs.textcraft import SPEC
+
+    path = tmp_path / "items.json"
+    ids = ["textcraft/stick", "textcraft/dark_oak_sign", "textcraft_103"]
+    path.write_text(json.dumps([{"item_id": item} for item in ids]))
+    assert items_from_file(path, "textcraft") == [103, 203]
+    environment = SPEC.load()
+    assert environment.task(103).observation.endswith("\n\nGoal: craft stick.")
+    assert environment.task(203).observation.endswith("\n\nGoal: craft dark oak sign.")
+
+
+@pytest.mark.parametrize(
+    ("item", "message"),
+    [
+        ("babyai/go_to_the_red_ball", "only textcraft items can be named by goal"),
+        ("textcraft/unobtainium", "textcraft has no goal 'unobtainium'"),
+    ],
+)
+def test_a_goal_id_textcraft_lacks_is_refused(tmp_path, item, message):
+    path = tmp_path / "items.json"
+    path.write_text(json.dumps([{"item_id": item}]))
+    with pytest.raises(UsageError, match=message):
+        items_from_file(path, item.split("/")[0])

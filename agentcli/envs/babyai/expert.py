@@ -221,11 +221,12 @@ class BotExpert:
             else:
                 finish = f"go to {view.names.get(facing_cell(last.pose))}"
             # the bot's earlier steps may do part of the mission ("go to A, then go to B")
-            if finish in view.plans and self._completes(view.plans[finish]):
+            if finish in view.plans and self.completes(view.plans[finish]):
                 offer(finish, len(steps))
         return best
 
-    def _completes(self, plan: tuple[int, ...]) -> bool:
+    def completes(self, plan: tuple[int, ...]) -> bool:
+        """Whether running ``plan`` from here ends the episode in success (tried on a copy)."""
         env = copy.deepcopy(self._env)
         for primitive in plan:
             _, reward, terminated, truncated, _ = env.step(primitive)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentcli.envs.babyai.expert import BotExpert
-from agentcli.envs.babyai.levels import Variant, generate, new_level
+from agentcli.envs.babyai.levels import AGENTGYM_LEVELS, Variant, generate, new_level
 from agentcli.envs.babyai.text import (
     View,
     describe_layout,
@@ -22,7 +22,7 @@ from agentcli.envs.babyai.text import (
     read_view,
     relative_position,
 )
-from agentcli.envs.base import Transition
+from agentcli.envs.base import PromptStyle, Transition
 
 
 class BabyAIEnvironment:
@@ -32,7 +32,13 @@ class BabyAIEnvironment:
     def splits(self) -> dict[str, list[int]]:
         return {name: list(items) for name, items in self._variant.splits.items()}
 
-    def open_session(self) -> BabyAISession:
+    def open_session(self, style: PromptStyle = "agentgym") -> BabyAISession:
+        """A session worded as ``style`` says: AgentGym's levels in AgentGym's server's words
+        (``agentgym_session``) or ours; the PutNext room has only ours."""
+        if style == "agentgym" and self._variant is AGENTGYM_LEVELS:
+            from agentcli.envs.babyai.agentgym_session import AgentGymSession
+
+            return AgentGymSession(self._variant)
         return BabyAISession(self._variant)
 
     def privileged_state(self, index: int) -> str:

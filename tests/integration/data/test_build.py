@@ -9,7 +9,7 @@ import shutil
 import pytest
 import yaml
 
-from agentcli.conversation import StudentView, episode_conversation, turn_text
+from agentcli.conversation import StudentView, episode_conversation, episode_style, turn_text
 from agentcli.data.build import BuildDataConfig, build_data, is_held_out
 from agentcli.data.jsonl import read_records, write_records
 from agentcli.data.records import (
@@ -59,7 +59,15 @@ def _build(run: RunLayout, **options) -> tuple[list, list, object]:
 def _corrected_steps(run: RunLayout, k: int) -> list[tuple[Episode, int, str]]:
     episodes = {e.item_id: e for e in read_records(run.rollout(k), Episode)}
     return [
-        (episodes[c.item_id], s.t, turn_text(s.corrected_reason, s.corrected_action))
+        (
+            episodes[c.item_id],
+            s.t,
+            turn_text(
+                s.corrected_reason,
+                s.corrected_action,
+                style=episode_style(episodes[c.item_id]),
+            ),
+        )
         for c in read_records(run.corrections(k), Correction)
         for s in c.steps
         if s.is_corrected
@@ -89,7 +97,7 @@ def test_iteration_0_prefers_annotated_demos_and_writes_agentgym_json_for_bc(run
         assert set(record) == {"item_id", "conversations"}
         gpt = [turn for turn in record["conversations"] if turn["from"] == "gpt"]
         assert gpt[0]["loss"] is False and all(turn["loss"] for turn in gpt[1:])
-        assert all(turn["value"].startswith("Thought: why\n") for turn in gpt[1:])
+        assert all(turn["value"].startswith("Thought:\nwhy\n\nAction:\n") for turn in gpt[1:])
 
 
 def test_iteration_1_learns_corrections_in_the_students_own_conversation(run):
@@ -154,7 +162,7 @@ def test_a_history_window_learns_demos_step_by_step_and_reasons_can_be_left_out(
     for record in train:
         assert [m.loss for m in record.messages[1::2]][-1] is True
         assert not any(m.loss for m in record.messages[:-1])
-        assert all(m.content.startswith("Action: ") for m in record.messages[3::2])
+        assert all(m.content.startswith("Action:\n") for m in record.messages[3::2])
 
     bare, _, _ = _build(run, method="sft", iter=1, holdout=0, history_steps=0, instruction=False)
     assert {len(r.messages) for r in bare} == {2}  # the observation, the target
@@ -250,7 +258,9 @@ def test_the_control_learns_as_many_expert_states_on_the_same_items(run):
         t = len(observations) - 1
         assert observations == [step.observation for step in episode.steps[: t + 1]]
         step = episode.steps[t]
-        assert record.messages[-1].content == turn_text(step.reason, step.action)
+        assert record.messages[-1].content == turn_text(
+            step.reason, step.action, style=episode_style(episode)
+        )
         learned = [m.loss for m in record.messages if m.role == "assistant"]
         assert learned == [False] * (t + 1) + [True]  # the acknowledgement, t turns, the target
         states.append((record.item_id, t))

@@ -12,7 +12,7 @@ _DUMP = """
 import json
 from agentcli.envs.babyai import SPEC
 env = SPEC.load()
-session = env.open_session()
+session = env.open_session("native")
 out = []
 for index in (7, 25, 38, 1234):
     texts = [session.reset(index).observation]

@@ -57,8 +57,9 @@ def test_agentgym_records_become_real_episodes():
     # an evaluator record: reward and success, and the env's answer to the last action
     assert played.reward == 1.0 and played.success and played.steps[-1].done
     assert played.final_observation == "Crafted 1 minecraft:oak_sign"
-    kept_key_order = {"keys": ["conversations", "item_id", "reward", "success"]}
-    assert played.meta == {"agentgym": {"record": kept_key_order}}
+    # AgentGym's own trajectory turns are what the agentgym style writes: only its key order
+    # is kept aside
+    assert planned.meta == {"agentgym": {"record": {"keys": ["item_id", "conversations"]}}}
     assert confused.steps[0].action == "inventory"  # a bare reply is the action, as in AgentGym
     assert unplayed.n_steps == 0 and unplayed.instruction == ""
 
@@ -75,12 +76,36 @@ def test_episodes_write_as_agentgym_trains_on_them():
             {"from": "human", "loss": None, "value": "Craft."},
             {"from": "gpt", "loss": False, "value": ACKNOWLEDGEMENT},
             {"from": "human", "loss": None, "value": "Goal: craft stick."},
-            {"from": "gpt", "loss": True, "value": "Thought: r\nAction: get 1 oak log"},
+            {"from": "gpt", "loss": True, "value": "Thought:\nr\n\nAction:\nget 1 oak log"},
         ],
         "reward": 1.0,
         "success": 1,
     }
     assert agentgym_text([episode]).startswith('[\n    {\n        "item_id"')  # indent 4
+    # an episode played in our wording is written as it was shown
+    native = episode.model_copy(update={"meta": {"prompt": "native"}})
+    (record,) = json.loads(agentgym_text([native]))
+    assert record["conversations"][-1]["value"] == "Thought: r\nAction: get 1 oak log"
+
+
+def test_textcraft_records_take_our_id_of_the_goal_they_state(tmp_path):
+    """AgentGym numbers textcraft goals in its machine's directory listing order; the goal a
+    record's first observation states is the same everywhere. Writing back restores its id."""
+    from agentcli.envs.textcraft import goal_index
+
+    episodes = read_agentgym(AGENTGYM, goal_index)
+    # stick, oak sign, bowl; the last record holds no conversation, so no goal
+    assert [e.item_id for e in episodes] == [
+        "textcraft_103",
+        "textcraft_313",
+        f"textcraft_{goal_index('bowl')}",
+        "textcraft_31",
+    ]
+    assert agentgym_text(episodes) == AGENTGYM.read_text(encoding="utf-8")
+    convert(AGENTGYM, tmp_path / "episodes.jsonl", "episodes", goal_index=goal_index)
+    assert read_records(tmp_path / "episodes.jsonl", Episode)[0].item_id == "textcraft_103"
+    convert(tmp_path / "episodes.jsonl", tmp_path / "back.json", "agentgym")
+    assert (tmp_path / "back.json").read_bytes() == AGENTGYM.read_bytes()
 
 
 def test_other_json_layouts_round_trip_too(tmp_path):

@@ -27,7 +27,7 @@ def environment():
 
 @pytest.fixture
 def session(environment):
-    session = environment.open_session()
+    session = environment.open_session("native")
     yield session
     session.close()
 
@@ -117,7 +117,7 @@ def test_bad_actions_are_observations_that_change_nothing(session):
 
 
 def test_steps_outside_an_episode_do_not_crash(environment):
-    session = environment.open_session()
+    session = environment.open_session("native")
     assert "reset first" in session.step("turn left").observation
     assert session.expert_action() is None
     session.reset(0)
@@ -181,7 +181,7 @@ def test_privileged_state_shows_the_whole_layout(environment):
 def test_asking_the_expert_changes_nothing(environment):
     """Advice asked at every step equals advice asked once after the same actions, also after
     the bot fails and restarts (these random detours make it fail on item 86)."""
-    asked, unasked = environment.open_session(), environment.open_session()
+    asked, unasked = environment.open_session("native"), environment.open_session("native")
     differing = []
     for index in range(80, 120, 2):
         chooser = random.Random(index)

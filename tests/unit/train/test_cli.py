@@ -116,7 +116,7 @@ def test_each_method_lists_only_the_options_it_takes(method):
 def test_choice_options_list_their_values():
     text = help_of("sft")
     for values in (
-        "chat|llama2",
+        "chat|llama2|agentgym-bc",
         "truncate_left|drop",
         "none|tensorboard|wandb|trackio",
         "auto|padding_free|grouped|padded",

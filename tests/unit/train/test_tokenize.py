@@ -120,6 +120,32 @@ def test_llama2_reproduces_agentgym_strings(load_tokenizer):
     assert trained_runs(tokenizer, example) == [ACTION_1 + "<|im_end|>", ACTION_2 + "<|im_end|>"]
 
 
+def test_agentgym_bc_reproduces_bc_trainers_tokens(load_tokenizer):
+    """AgentGym's BCTrainer (``tokenize_fn`` in bc_trainer.py) encodes each human turn as
+    ``encode(f"<s>[INST] {value} [/INST]")`` and each gpt turn as ``encode(f" {value}")``
+    followed by the eos id, every call without special tokens; the literal ``<s>`` whatever the
+    tokenizer's bos."""
+    for kind in ("tiny", "header"):
+        tokenizer = load_tokenizer(kind)
+        example = tokenize_conversation(tokenizer, CONVERSATION, template="agentgym-bc")
+        expected = []
+        for message in CONVERSATION:
+            if message.role == "user":
+                text = "<s>[INST] " + message.content + " [/INST]"
+                expected += tokenizer.encode(text, add_special_tokens=False)
+            else:
+                expected += tokenizer.encode(" " + message.content, add_special_tokens=False)
+                expected.append(tokenizer.eos_token_id)
+        assert example.input_ids == expected
+    # llama2's one difference: the space before each reply
+    tokenizer = load_tokenizer("tiny")
+    example = tokenize_conversation(tokenizer, CONVERSATION, template="agentgym-bc")
+    assert trained_runs(tokenizer, example) == [
+        " " + ACTION_1 + "<|im_end|>",
+        " " + ACTION_2 + "<|im_end|>",
+    ]
+
+
 def test_llama2_uses_the_tokenizers_own_bos(load_tokenizer):
     tokenizer = load_tokenizer("header")  # bos <|begin_of_text|>
     example = tokenize_conversation(tokenizer, CONVERSATION[:2], template="llama2")
