@@ -59,7 +59,11 @@ class ProgressBar(TrainerCallback):
         if self.bar is None:
             return
         self.bar.update(state.global_step - self.bar.n)
-        if self.bar.disable and time.perf_counter() - self.last_line >= self.HEARTBEAT_S:
+        logging_step = state.global_step % args.logging_steps == 0 or (
+            args.logging_first_step and state.global_step == 1
+        )  # on_log writes this step's line, with its loss
+        quiet_for = time.perf_counter() - self.last_line
+        if self.bar.disable and not logging_step and quiet_for >= self.HEARTBEAT_S:
             self._log_line(state)
 
     def on_log(self, args, state, control, logs=None, **kwargs):
