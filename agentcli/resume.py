@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from agentcli.common import write_atomic
 from agentcli.errors import UsageError
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".gguf", ".pt")
+_DIGEST = re.compile(r"[0-9a-f]{40,}")
 _SAMPLED = 1 << 20  # bytes hashed at each end of a weight file: enough to tell two apart
 
 
@@ -64,10 +66,17 @@ def changed_settings(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str
     """``key: old → new`` for each dotted key whose value differs."""
     flat_old, flat_new = flatten(old), flatten(new)
     return [
-        f"{key}: {flat_old.get(key)!r} → {flat_new.get(key)!r}"
+        f"{key}: {_shown(flat_old.get(key))} → {_shown(flat_new.get(key))}"
         for key in sorted(flat_old.keys() | flat_new.keys())
         if flat_old.get(key) != flat_new.get(key)
     ]
+
+
+def _shown(value: Any) -> str:
+    """A value for the message; a digest by its first 12 characters, enough to tell two apart."""
+    if isinstance(value, str) and _DIGEST.fullmatch(value):
+        return repr(value[:12] + "…")
+    return repr(value)
 
 
 def flatten(value: Any, prefix: str = "") -> dict[str, Any]:

@@ -53,3 +53,12 @@ def test_the_weights_identity_changes_with_the_weights_only(tmp_path):
     (model / "model.safetensors").write_bytes(b"a" * 2999 + b"b")
     assert weights_identity(model) != first
     assert weights_identity(tmp_path / "missing") is None
+
+
+def test_a_changed_digest_is_named_by_its_first_characters(tmp_path):
+    records = tmp_path / "corrections.jsonl"
+    guard_output(records, {"inputs": {"rollout": {"sha256": "a" * 64}}}, overwrite=False)
+    records.write_text('{"item_id": "textcraft_0"}\n')
+    with pytest.raises(UsageError) as error:
+        guard_output(records, {"inputs": {"rollout": {"sha256": "b" * 64}}}, overwrite=False)
+    assert f"inputs.rollout.sha256: '{'a' * 12}…' → '{'b' * 12}…'" in str(error.value)
