@@ -134,10 +134,9 @@ def _product(seed: int, index: int) -> tuple[dict[str, Any], dict[str, Any]]:
     model = f"{rng.choice(string.ascii_uppercase)}{rng.randint(10, 999)}"
     attributes = rng.sample(kind.attributes, k=rng.randint(2, min(4, len(kind.attributes))))
     use = rng.choice(kind.uses)
-    title = "{} {} {} {} with {}, {} for {}".format(
-        brand, model, attributes[0].title(), kind.noun.title(), attributes[1],
-        " and ".join(attributes[2:]) or "everyday comfort", use,
-    )  # fmt: skip
+    title = f"{brand} {model} {attributes[0].title()} {kind.noun.title()} with " + (
+        f"{', '.join(attributes[1:])} for {use}"
+    )
     wanted = attributes[: rng.randint(1, 2)]
     instruction = rng.choice(INSTRUCTIONS[len(wanted) - 1]).format(
         a=wanted[0], b=wanted[-1], noun=kind.noun, use=use
