@@ -1,5 +1,6 @@
 """webshop served for real: AgentGym's webshop wire, our client and the oracle over HTTP, the
-same goals in every process, and the commands a user runs (env list, collect)."""
+same goals in every process, and the commands a user runs (env list, collect, the BC
+tutorial of docs/environments/webshop.md)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,13 @@ import asyncio
 import json
 
 import httpx
+import pytest
 
 from agentcli.data.jsonl import read_records
 from agentcli.data.records import Episode
 from agentcli.envs.client import EnvClient
 from tests.support.cli import agentgym
+from tests.support.docs import ROOT, bash_blocks, failure_text, run_block
 from tests.support.processes import outputs_under_hash_seeds
 from tests.support.servers import running_server
 
@@ -85,3 +88,13 @@ def test_collect_gives_oracle_demos_that_succeed(tmp_path):
     assert len(episodes) == 200
     assert sum(episode.success for episode in episodes) >= 190
     assert all(episode.item_id.startswith("webshop_") for episode in episodes)
+
+
+@pytest.mark.slow
+def test_the_bc_tutorial_runs_as_written(tmp_path):
+    block = bash_blocks(ROOT / "docs" / "environments" / "webshop.md")[0]
+    assert "agentgym train bc --task webshop" in block
+    run = run_block(block, tmp_path, timeout=1200)
+    assert run.returncode == 0, failure_text(run)
+    metrics = tmp_path / "runs/eval/runs-webshop-model/webshop/metrics.json"
+    assert json.loads(metrics.read_text())[0]["episodes"] == 4
