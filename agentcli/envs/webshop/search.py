@@ -9,6 +9,8 @@ as Lucene's do; products no query term matches are not returned.
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 
 from agentcli.envs.webshop.catalog import Product
@@ -35,6 +37,8 @@ class SearchIndex:
     def __init__(self, products: list[Product]) -> None:
         import bm25s
         import Stemmer
+
+        logging.getLogger("bm25s").setLevel(logging.WARNING)  # it sets itself to DEBUG
 
         self._bm25s = bm25s
         self._stemmer = Stemmer.Stemmer("porter")
