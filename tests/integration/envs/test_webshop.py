@@ -1,11 +1,13 @@
 """webshop served for real: AgentGym's webshop wire, our client and the oracle over HTTP, the
 same goals in every process, and the commands a user runs (env list, collect, the BC
-tutorial of docs/environments/webshop.md)."""
+tutorial of docs/environments/webshop.md), and a soak of many sessions."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+from collections import Counter
+from pathlib import Path
 
 import httpx
 import pytest
@@ -16,7 +18,7 @@ from agentcli.envs.client import EnvClient
 from tests.support.cli import agentgym
 from tests.support.docs import ROOT, bash_blocks, failure_text, run_block
 from tests.support.processes import outputs_under_hash_seeds
-from tests.support.servers import running_server
+from tests.support.servers import running_server, running_server_process
 
 _DUMP = """
 import json
@@ -98,3 +100,50 @@ def test_the_bc_tutorial_runs_as_written(tmp_path):
     assert run.returncode == 0, failure_text(run)
     metrics = tmp_path / "runs/eval/runs-webshop-model/webshop/metrics.json"
     assert json.loads(metrics.read_text())[0]["episodes"] == 4
+
+
+def _rss_kb(pid: int) -> int:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(next(line for line in status.splitlines() if line.startswith("VmRSS")).split()[1])
+
+
+async def _cycles(url: str, count: int, concurrency: int) -> Counter[int]:
+    """``count`` sessions over AgentGym's wire: create, reset, search, next page, back, close."""
+    statuses: Counter[int] = Counter()
+    slots = asyncio.Semaphore(concurrency)
+    async with httpx.AsyncClient(base_url=url, timeout=60) as http:
+
+        async def cycle(n: int) -> None:
+            async with slots:
+                env_idx = (await http.post("/create")).json()
+                search = f"search[{QUERIES[n % len(QUERIES)]}]"
+                calls = [
+                    ("/reset", {"session_id": n % 2000}),
+                    ("/step", {"action": search}),
+                    ("/step", {"action": "click[next >]"}),
+                    ("/step", {"action": "click[back to search]"}),
+                    ("/close", {}),
+                ]
+                for path, body in calls:
+                    statuses[
+                        (await http.post(path, json={"env_idx": env_idx, **body})).status_code
+                    ] += 1
+
+        await asyncio.gather(*(cycle(n) for n in range(count)))
+    return statuses
+
+
+QUERIES = ("red sneakers", "gluten free protein bar", "office chair", "bluetooth speaker",
+           "hoodie for winter", "shampoo", "hdmi cable 6 feet", "herbal tea")  # fmt: skip
+
+
+@pytest.mark.slow
+def test_soak_many_sessions_get_no_errors_and_memory_stays_flat():
+    with running_server_process("webshop") as (url, process):
+        asyncio.run(_cycles(url, 300, 8))  # warm: search caches, allocator pools
+        warm = _rss_kb(process.pid)
+        statuses = asyncio.run(_cycles(url, 1500, 8))
+        grown = _rss_kb(process.pid) - warm
+        assert set(statuses) == {200}, statuses
+        assert httpx.get(f"{url}/health").json()["sessions"] == 0
+    assert grown < 20_000, f"RSS grew {grown} kB over 1,500 sessions"
