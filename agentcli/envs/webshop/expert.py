@@ -1,6 +1,7 @@
 """WebShop's oracle: search for the goal, page to the goal product, pick the goal's options,
 buy. It searches with the goal's instruction (what a shopper would type) and, when that lists
-no goal product in its 50 results, with the product's title. Privileged state is the goal
+no goal product in its 50 results, with the product's title; from any student state it goes
+on toward the same purchase. Privileged state is the goal
 itself: the product, the attributes and options asked for, the price bound.
 """
 
@@ -22,10 +23,13 @@ def _query(text: str) -> str:
 
 
 def _search(browser: Browser) -> str | None:
-    for text in (browser.goal.product.instruction or "", browser.goal.product.title):
-        if browser.keywords != _query(text) and _query(text):
-            return f"search[{_query(text)}]"
-    return None  # both searches done and neither lists the product
+    """The instruction's words first; after them, the product's title; after that, nothing
+    (the title not finding it is rare, and searching on would loop)."""
+    instruction = _query(browser.goal.product.instruction or "")
+    title = _query(browser.goal.product.title)
+    if browser.keywords == title:
+        return None
+    return f"search[{title if browser.keywords == instruction or not instruction else instruction}]"
 
 
 def next_action(browser: Browser) -> str | None:
@@ -57,9 +61,9 @@ def explain(browser: Browser, action: str) -> str:
     goal = browser.goal
     argument = action[action.find("[") + 1 : action.rfind("]")] if "[" in action else ""
     if action.startswith("search"):
-        if browser.kind == "results":
+        if argument == _query(goal.product.title):
             return (
-                "None of these results fits the request, so I search for the product by its "
+                "None of the results fits the request, so I search for the product by its "
                 f"name: {argument}."
             )
         return f"I search the store for what the customer asked for: {argument}."

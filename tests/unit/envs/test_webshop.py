@@ -293,3 +293,26 @@ def test_with_a_spacy_model_installed_the_type_factor_counts_its_nouns(environme
     assert "sneakers" in tagger.nouns("Trailhead Men's Running Sneakers, Breathable Mesh")
     goal, sneakers = environment.goals[0], environment.by_asin["B07XYZ1234"]
     assert reward(sneakers, goal.options, goal, tagger) == 1.0
+
+
+def test_the_expert_goes_on_from_a_students_detour(session):
+    session.step("search[lamp]")
+    session.step("click[b0lamplamp]")
+    assert session.expert_action() == "click[< prev]"
+    session.step("click[< prev]")
+    action = session.expert_action()
+    assert action == "search[i need running sneakers with a rubber sole]"
+    assert session.explain(action) == (
+        "I search the store for what the customer asked for: "
+        "i need running sneakers with a rubber sole."
+    )
+    session.step(action)
+    session.step("click[b07xyz1234]")
+    session.step("click[9]")
+    assert [session.expert_action(), session.expert_action()] == ["click[red]", "click[red]"]
+    assert session.explain("click[red]") == "The customer asked for color: red, so I select it."
+    session.step("click[red]")
+    assert session.expert_action() == "click[10]"  # the student's 9 is not the goal's size
+    session.step("click[10]")
+    assert session.step(session.expert_action()).success
+    assert session.expert_action() is None
