@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from agentcli.envs.base import Transition
+from agentcli.envs.base import PromptStyle, Transition
 from agentcli.envs.webshop import expert, pages
 from agentcli.envs.webshop.catalog import Product, read_catalog, read_files
 from agentcli.envs.webshop.generate import DEFAULT_PRODUCTS, records
@@ -55,7 +55,8 @@ class WebShopEnvironment:
             )
         return self.goals[index]
 
-    def open_session(self) -> WebShopSession:
+    def open_session(self, style: PromptStyle = "agentgym") -> WebShopSession:
+        # the pages are WebShop's text under either style
         return WebShopSession(self)
 
     def privileged_state(self, index: int) -> str:
