@@ -89,9 +89,9 @@ class EnvSpec:
     """What the rest of agentgym knows about an environment without importing its simulator.
 
     ``load`` imports the simulator package and builds the per-process ``Environment``
-    (None for an env we only have a client for, such as webshop); ``missing`` returns why the
-    env cannot run on this machine (e.g. no ``java``), or None. ``probe_action`` is a harmless
-    action that ``env check`` sends to servers that offer no expert.
+    (None for an env we would only have a client for, such as WebArena); ``missing`` returns
+    why the env cannot run on this machine (e.g. no ``java``), or None. ``probe_action`` is a
+    harmless action that ``env check`` sends to servers that offer no expert.
     """
 
     name: str

@@ -106,7 +106,7 @@ class WireFormat:
     reset_request: type[ResetRequest] | type[GameResetRequest]
     infer_success: Callable[[dict[str, Any]], bool]
     create_resets: bool = False  # textcraft's /create also resets (returns the reset fields)
-    # WebShop's server names things differently; only our client speaks that variant.
+    # WebShop's server names things differently (renamed_wire.py speaks it in our server).
     id_field: str = "id"
     index_field: str = "data_idx"
     observation_field: str = "observation"
@@ -130,6 +130,8 @@ class WireFormat:
 def _field(transition: Transition, name: str) -> Any:
     if name == "deleted":  # AgentGym's flag of a closed session: one that answers is not
         return False
+    if name == "state":  # webshop's name for the observation
+        return transition.observation
     return getattr(transition, name) if name in TRANSITION_FIELDS else transition.extra.get(name)
 
 
@@ -239,8 +241,8 @@ WIRE_FORMATS: dict[str, WireFormat] = {
         available_actions_route=True,
     ),
     "webshop": WireFormat(
-        reset_fields=(),
-        step_fields=("state", "reward", "done"),
+        reset_fields=("state",),  # our server answers [state, null], as AgentGym's does
+        step_fields=("state", "reward", "done", "info"),
         reset_request=ResetRequest,
         # WebShop's reward is the purchase's match score; a perfect match is its success.
         infer_success=lambda body: float(body.get("reward") or 0) >= 1.0,

@@ -36,6 +36,7 @@ from agentcli.envs.protocol import (
     payload,
 )
 from agentcli.envs.registry import get_spec
+from agentcli.envs.renamed_wire import RenamedWire
 from agentcli.errors import EnvUnavailableError, TaskNotFoundError, UsageError
 
 log = logging.getLogger("agentgym.server")
@@ -327,6 +328,8 @@ def create_app(
     app = FastAPI(
         title=f"agentgym {spec.name} server", lifespan=lifespan, responses=ERROR_RESPONSES
     )
+    if wire.id_field != "id":  # innermost: it reads the body _RequestLimits has bounded
+        app.add_middleware(RenamedWire, wire=wire)
     app.add_middleware(
         _RequestLimits, max_bytes=settings.max_body_bytes, timeout_s=settings.read_timeout_s
     )

@@ -23,6 +23,7 @@ from agentcli.errors import EnvServerError, NoExpertError
 from tests.support.agentgym_client import AgentGymClientError, AgentGymStyleClient
 from tests.support.agentgym_style_server import agentgym_style_server
 from tests.support.cli import agentgym
+from tests.support.client_only import NAME, agentgym_with_client_only_env
 from tests.support.openai_server import openai_server
 from tests.support.servers import child_commands, running_server, running_server_process
 
@@ -212,9 +213,10 @@ def test_without_data_a_server_without_tasks_plays_the_envs_own_split(command, i
 
 def test_a_server_without_tasks_of_an_env_not_known_here_asks_for_data(tmp_path):
     with agentgym_style_server("webshop") as server:
-        result = agentgym("rollout", "--env", "webshop", "--env-server", server.url,
-                          "--base-url", "http://127.0.0.1:9/v1", "--model-name", "m",
-                          "--out", str(tmp_path / "e.jsonl"))  # fmt: skip
+        result = agentgym_with_client_only_env(
+            "rollout", "--env", NAME, "--env-server", server.url, "--base-url",
+            "http://127.0.0.1:9/v1", "--model-name", "m", "--out", str(tmp_path / "e.jsonl"),
+        )  # fmt: skip
     assert result.returncode == 2, result.stderr
     assert result.stderr.strip().count("\n") == 0
     assert "lists no tasks (no /tasks)" in result.stderr and "pass --data FILE" in result.stderr

@@ -19,7 +19,7 @@ from agentcli.rollout import run_rollout
 from tests.support.random_policy import RandomPolicy
 
 ITEMS = {"textcraft": [0, 1], "babyai": [0, 1], "babyai-putnext": [1000, 1001],
-         "alfworld": [10000], "sciworld": [0]}  # fmt: skip
+         "alfworld": [10000], "sciworld": [0], "webshop": [500, 501]}  # fmt: skip
 MARKS = {"alfworld": (pytest.mark.alfworld,), "sciworld": (pytest.mark.java, pytest.mark.slow)}
 VIEWS = [
     StudentView(prompt=prompt, **shape)

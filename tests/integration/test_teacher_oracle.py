@@ -22,6 +22,7 @@ from agentcli.errors import AgentGymError, UsageError
 from agentcli.policy.base import Reply
 from agentcli.policy.oracle import OraclePolicy
 from agentcli.teacher.oracle import OracleTeacher
+from tests.support.client_only import register_client_only_env
 from tests.support.random_policy import RandomPolicy, rollout
 
 SAMPLED_CASES = 50  # (episode, t) pairs replayed per env
@@ -177,9 +178,10 @@ def test_an_episode_from_another_simulator_is_refused(corrected):
     assert again == corrected.corrections[:1]
 
 
-def test_envs_without_a_simulator_have_no_oracle():
+def test_envs_without_a_simulator_have_no_oracle(monkeypatch):
+    env = register_client_only_env(monkeypatch)
     with pytest.raises(UsageError, match="no oracle teacher for it: use --teacher openai"):
-        OracleTeacher("webshop")
+        OracleTeacher(env)
 
 
 class DetouringExpert:

@@ -8,6 +8,7 @@ from agentcli import train_eval
 from agentcli.errors import UsageError
 from agentcli.train import launch
 from agentcli.train.config import TrainConfig
+from tests.support.client_only import register_client_only_env
 
 
 def config_for(tmp_path, env: str, **eval_settings) -> TrainConfig:
@@ -29,10 +30,11 @@ def test_no_eval_asked_builds_no_evaluator(tmp_path):
     train_eval.check_eval_can_run(config)  # nothing to check
 
 
-def test_an_eval_env_without_built_in_server_needs_one_before_training(tmp_path):
+def test_an_eval_env_without_built_in_server_needs_one_before_training(tmp_path, monkeypatch):
+    env = register_client_only_env(monkeypatch)
     with pytest.raises(UsageError, match="no built-in server for the eval"):
-        train_eval.check_eval_can_run(config_for(tmp_path, "webshop"))
-    train_eval.check_eval_can_run(config_for(tmp_path, "webshop", env_server=["http://h:1"]))
+        train_eval.check_eval_can_run(config_for(tmp_path, env))
+    train_eval.check_eval_can_run(config_for(tmp_path, env, env_server=["http://h:1"]))
 
 
 def test_an_unknown_eval_env_or_missing_items_is_one_line(tmp_path):

@@ -1,0 +1,50 @@
+"""WebShop, built in: a web store's pages as WebShop's text mode shows them, without Java.
+
+``catalog`` reads products in WebShop's file formats (its real files under ``WEBSHOP_DATA``,
+else ``generate``'s), ``goals`` builds its synthetic goals in AgentGym's order, ``search``
+ranks as its Lucene index does, ``pages`` renders, ``reward`` scores a purchase, ``session``
+steps and ``expert`` advises. Importing this package imports none of the search libraries.
+The wire variant (``env_idx``, ``session_id``, ``state``) is in ``protocol.WIRE_FORMATS``.
+"""
+
+from __future__ import annotations
+
+from agentcli.envs.base import EnvSpec
+from agentcli.envs.webshop.reward import installed_spacy_model
+
+INSTRUCTION = """\
+You are shopping on a web store for a customer. Each turn you see the current page and the \
+buttons you can click. Find a product that matches the customer's request and buy it.
+
+Actions:
+- search[<keywords>]: search the store (only when the page has a search bar).
+- click[<button>]: click one of the buttons listed on the page, e.g. click[Buy Now].
+
+Every turn, answer in this format and nothing else:
+Thought: <your reasoning>
+Action: <one action>"""
+
+
+def _load():  # noqa: ANN202 - the session module imports the search libraries
+    from agentcli.envs.webshop.session import load
+
+    return load()
+
+
+def _requires() -> str:
+    model = installed_spacy_model()
+    tagger = f"spaCy {model}" if model else "built-in (install a spaCy English model for WebShop's)"
+    return f"nothing (WEBSHOP_DATA for WebShop's own files); noun tagger: {tagger}"
+
+
+SPEC = EnvSpec(
+    name="webshop",
+    summary="Buy a product matching a request on a simulated web store (WebShop pages, reward).",
+    requires=_requires(),
+    instruction=INSTRUCTION,
+    max_rounds=20,
+    wire="webshop",
+    default_port=36001,
+    load=_load,
+    probe_action="search[shoes]",
+)

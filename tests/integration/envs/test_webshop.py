@@ -1,0 +1,149 @@
+"""webshop served for real: AgentGym's webshop wire, our client and the oracle over HTTP, the
+same goals in every process, and the commands a user runs (env list, collect, the BC
+tutorial of docs/environments/webshop.md), and a soak of many sessions."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import Counter
+from pathlib import Path
+
+import httpx
+import pytest
+
+from agentcli.data.jsonl import read_records
+from agentcli.data.records import Episode
+from agentcli.envs.client import EnvClient
+from tests.support.cli import agentgym
+from tests.support.docs import ROOT, bash_blocks, failure_text, run_block
+from tests.support.processes import outputs_under_hash_seeds
+from tests.support.servers import running_server, running_server_process
+
+_DUMP = """
+import json
+from agentcli.envs.webshop import SPEC
+env = SPEC.load()
+print(json.dumps([[g.text, g.product.asin] for g in env.goals[::97]]
+                 + [[p.asin for p in env.search("blue hoodie for winter")]]))
+"""
+
+
+def test_the_server_speaks_agentgyms_webshop_wire():
+    with running_server("webshop") as url, httpx.Client(base_url=url, timeout=30) as http:
+        assert http.get("/").status_code == 200
+        env_idx = http.post("/create").json()
+        assert isinstance(env_idx, int)
+        observation, info = http.post("/reset", json={"env_idx": env_idx, "session_id": 7}).json()
+        assert observation.startswith("WebShop [SEP] Instruction: [SEP] ") and info is None
+        assert http.get("/observation", params={"env_idx": env_idx}).json() == observation
+        step = http.post("/step", json={"env_idx": env_idx, "action": "search[hoodie]"}).json()
+        assert {"state", "reward", "done", "info"} <= set(step)
+        assert step["state"].startswith("Instruction: [SEP] ") and step["done"] is False
+        assert http.post("/step", json={"env_idx": 999, "action": "x"}).status_code == 404
+        assert http.post("/close", json={"env_idx": env_idx}).status_code == 200
+        assert http.get("/health").json()["sessions"] == 0
+
+
+def test_the_oracle_succeeds_through_our_client_and_sessions_end_closed():
+    async def episodes(url: str) -> list[bool]:
+        async with EnvClient(url, "webshop") as client:
+
+            async def episode(index: int) -> bool:
+                session = await client.open()
+                try:
+                    transition = await session.reset(index)
+                    for _ in range(20):
+                        if transition.done:
+                            break
+                        transition = await session.step(await session.expert_action())
+                    return transition.success
+                finally:
+                    await session.close()
+
+            return await asyncio.gather(*(episode(i) for i in range(20)))
+
+    with running_server("webshop") as url:
+        assert all(asyncio.run(episodes(url)))
+        assert httpx.get(f"{url}/health").json()["sessions"] == 0
+
+
+def test_goals_and_search_are_identical_across_processes_and_hash_seeds():
+    dumps = outputs_under_hash_seeds(_DUMP)
+    assert dumps[0] == dumps[1]
+    assert len(json.loads(dumps[0])) > 20
+
+
+def test_env_list_shows_webshop_ready_without_a_download():
+    listed = agentgym("env", "list")
+    assert listed.returncode == 0, listed.stderr
+    row = next(line for line in listed.stdout.splitlines() if "webshop" in line)
+    assert "ready" in row and "train" in row
+
+
+def test_collect_gives_oracle_demos_that_succeed(tmp_path):
+    out = tmp_path / "demos.jsonl"
+    run = agentgym("collect", "--env", "webshop", "--split", "train", "--limit", "200",
+                   "--out", str(out))  # fmt: skip
+    assert run.returncode == 0, run.stderr[-2000:]
+    episodes = read_records(out, Episode)
+    assert len(episodes) == 200
+    assert sum(episode.success for episode in episodes) >= 190
+    assert all(episode.item_id.startswith("webshop_") for episode in episodes)
+
+
+@pytest.mark.slow
+def test_the_bc_tutorial_runs_as_written(tmp_path):
+    block = bash_blocks(ROOT / "docs" / "environments" / "webshop.md")[0]
+    assert "agentgym train bc --task webshop" in block
+    run = run_block(block, tmp_path, timeout=1200)
+    assert run.returncode == 0, failure_text(run)
+    metrics = tmp_path / "runs/eval/runs-webshop-model/webshop/metrics.json"
+    assert json.loads(metrics.read_text())[0]["episodes"] == 4
+
+
+def _rss_kb(pid: int) -> int:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(next(line for line in status.splitlines() if line.startswith("VmRSS")).split()[1])
+
+
+async def _cycles(url: str, count: int, concurrency: int) -> Counter[int]:
+    """``count`` sessions over AgentGym's wire: create, reset, search, next page, back, close."""
+    statuses: Counter[int] = Counter()
+    slots = asyncio.Semaphore(concurrency)
+    async with httpx.AsyncClient(base_url=url, timeout=60) as http:
+
+        async def cycle(n: int) -> None:
+            async with slots:
+                env_idx = (await http.post("/create")).json()
+                search = f"search[{QUERIES[n % len(QUERIES)]}]"
+                calls = [
+                    ("/reset", {"session_id": n % 2000}),
+                    ("/step", {"action": search}),
+                    ("/step", {"action": "click[next >]"}),
+                    ("/step", {"action": "click[back to search]"}),
+                    ("/close", {}),
+                ]
+                for path, body in calls:
+                    statuses[
+                        (await http.post(path, json={"env_idx": env_idx, **body})).status_code
+                    ] += 1
+
+        await asyncio.gather(*(cycle(n) for n in range(count)))
+    return statuses
+
+
+QUERIES = ("red sneakers", "gluten free protein bar", "office chair", "bluetooth speaker",
+           "hoodie for winter", "shampoo", "hdmi cable 6 feet", "herbal tea")  # fmt: skip
+
+
+@pytest.mark.slow
+def test_soak_many_sessions_get_no_errors_and_memory_stays_flat():
+    with running_server_process("webshop") as (url, process):
+        asyncio.run(_cycles(url, 300, 8))  # warm: search caches, allocator pools
+        warm = _rss_kb(process.pid)
+        statuses = asyncio.run(_cycles(url, 1500, 8))
+        grown = _rss_kb(process.pid) - warm
+        assert set(statuses) == {200}, statuses
+        assert httpx.get(f"{url}/health").json()["sessions"] == 0
+    assert grown < 20_000, f"RSS grew {grown} kB over 1,500 sessions"
