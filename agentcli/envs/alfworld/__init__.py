@@ -100,6 +100,17 @@ def _category(index: int) -> str:
     return _catalog(_data_dir()).game(index).task_type
 
 
+def _item_meta(index: int) -> dict[str, bool]:
+    """``generated``: the item is a game written by generation.py, not one of ALFWorld's."""
+    return {"generated": _catalog(_data_dir()).is_generated(index)}
+
+
+def _note() -> str | None:
+    if _data_dir() is None:
+        return "no ALFWORLD_DATA, so items 0-2619 are generated stand-ins"
+    return None
+
+
 SPEC = EnvSpec(
     name="alfworld",
     summary="Household tasks in ALFWorld's text world (generated games; real ones with its data).",
@@ -112,4 +123,6 @@ SPEC = EnvSpec(
     missing=_missing,
     probe_action="look",
     categories=_category,
+    item_meta=_item_meta,
+    note=_note,
 )

@@ -96,6 +96,8 @@ def _wanted(world: World, goal: Signature) -> list[str]:
         if world.kind.get(held) != target:
             return _put_away(world, held)
         lamps = [lamp for lamp in world.of_kind(destination) if lamp in world.inside]
+        if not lamps:
+            return []
         lamp = min(lamps, key=lambda lamp: world.reach_cost(world.inside[lamp]))
         stand = world.inside[lamp]
         if world.location[stand] != world.here:
@@ -105,6 +107,8 @@ def _wanted(world: World, goal: Signature) -> list[str]:
     change = STATE_CHANGES.get(goal.task_type)
     needed = 2 if goal.task_type == "pick_two_obj_and_place" else 1
     places = world.of_kind(destination)
+    if not places:
+        return []
     # The receptacle to fill: one already holding finished targets, else the cheapest.
     finished = {
         place: [
@@ -121,6 +125,8 @@ def _wanted(world: World, goal: Signature) -> list[str]:
         return _put_away(world, held)
     if change and change[1] not in world.states.get(held, set()):
         verb, _, tool_kind = change
+        if not world.of_kind(tool_kind):
+            return []
         tool = min(world.of_kind(tool_kind), key=lambda t: (world.reach_cost(t), natural_key(t)))
         if world.location[tool] != world.here:
             return [f"go to {tool}"]

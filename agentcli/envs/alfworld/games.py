@@ -105,6 +105,12 @@ class GameCatalog:
         ranges += [f"{first}-{first + size - 1}" for first, size, _ in GENERATED_SPLITS.values()]
         raise TaskNotFoundError(f"alfworld has no item {index}: its items are {', '.join(ranges)}")
 
+    def is_generated(self, index: int) -> bool:
+        """Whether ``index`` plays a generated game (without building it)."""
+        if 0 <= index < len(self.data_games):
+            return self.data_games[index].generated
+        return any(first <= index < first + size for first, size, _ in GENERATED_SPLITS.values())
+
     def splits(self) -> dict[str, list[int]]:
         found: dict[str, list[int]] = {}
         for index, game in enumerate(self.data_games):

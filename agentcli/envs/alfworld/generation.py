@@ -20,7 +20,7 @@ import hashlib
 import json
 import random
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from importlib.resources import files
 from typing import Any
 
@@ -107,13 +107,15 @@ class Scene:
     object_types: frozenset[str]
     receptacles: tuple[Receptacle, ...]
 
-    def receptacle_types(self) -> set[str]:
-        return {receptacle.type for receptacle in self.receptacles}
+    @cached_property
+    def receptacle_types(self) -> frozenset[str]:
+        return frozenset(receptacle.type for receptacle in self.receptacles)
 
-    def pickup_types(self) -> list[str]:
+    @cached_property
+    def pickup_types(self) -> tuple[str, ...]:
         """Types that can be picked up here: those some receptacle can hold (as ALFRED)."""
         placeable = set().union(*_constants().VAL_RECEPTACLE_OBJECTS.values())
-        return sorted(self.object_types & placeable)
+        return tuple(sorted(self.object_types & placeable))
 
 
 @cache
@@ -183,7 +185,7 @@ def generate(signature: Signature, seed: str) -> Problem:
 
     ids: set[str] = set()
     placed: list[tuple[str, str, Receptacle]] = []  # (object id, type, receptacle)
-    for kind in room.pickup_types():
+    for kind in room.pickup_types:
         if kind == target:
             low, high = TARGET_COUNTS.get(task_type, DEFAULT_TARGET_COUNT)
             forbidden = emptied | goal_types
@@ -203,7 +205,7 @@ def generate(signature: Signature, seed: str) -> Problem:
             placed.append((_new_id(kind, rng, ids), kind, rng.choice(spots)))
     lamps = []
     if look:
-        stand = next(kind for kind in LAMP_STANDS if kind in room.receptacle_types())
+        stand = next(kind for kind in LAMP_STANDS if kind in room.receptacle_types)
         spots = [r for r in room.receptacles if r.type == stand]
         lamps.append(
             (_new_id(signature.receptacle, rng, ids), signature.receptacle, rng.choice(spots))
@@ -228,24 +230,25 @@ def generate(signature: Signature, seed: str) -> Problem:
     return Problem(signature, task, pddl)
 
 
-def valid_signatures(task_type: str, floor_plan: int) -> list[Signature]:
+@cache
+def valid_signatures(task_type: str, floor_plan: int) -> tuple[Signature, ...]:
     """Every (object, receptacle) a task can use in a floor plan, as ALFRED's sampler allows:
     the room type suits the task, the object can undergo the task's state change, the goal
     receptacle can hold it and is not one of the task's tools."""
     if room_type(floor_plan) not in _constants().GOALS_VALID[task_type]:
-        return []
+        return ()
     room = scene(floor_plan)
     found = []
-    for kind in room.pickup_types():
+    for kind in room.pickup_types:
         if task_type == "look_at_obj_in_light":
             goals = [lamp for lamp in LAMPS if lamp in room.object_types]
         else:
-            goals = sorted(room.receptacle_types() - EMPTY_AT_START.get(task_type, set()))
+            goals = sorted(room.receptacle_types - EMPTY_AT_START.get(task_type, set()))
         for goal in goals:
             signature = Signature(task_type, kind, goal, floor_plan)
             if _fits(signature, room):
                 found.append(signature)
-    return found
+    return tuple(found)
 
 
 def sample_signature(seed: str, floor_plans: list[int]) -> Signature:
@@ -253,13 +256,8 @@ def sample_signature(seed: str, floor_plans: list[int]) -> Signature:
     then an (object, receptacle) pair uniformly among those the floor plan allows."""
     rng = random.Random(_seed_number(seed))
     task_type = rng.choice(TASK_TYPES)
-    rooms = [room for room in floor_plans if _valid_in(task_type, room)]
+    rooms = [room for room in floor_plans if valid_signatures(task_type, room)]
     return rng.choice(valid_signatures(task_type, rng.choice(rooms)))
-
-
-@cache
-def _valid_in(task_type: str, floor_plan: int) -> bool:
-    return bool(valid_signatures(task_type, floor_plan))
 
 
 def _check(signature: Signature, room: Scene) -> None:
@@ -277,18 +275,18 @@ def _check(signature: Signature, room: Scene) -> None:
 
 def _fits(signature: Signature, room: Scene) -> bool:
     task_type, target, goal = signature.task_type, signature.object, signature.receptacle
-    if target not in room.pickup_types():
+    if target not in room.pickup_types:
         return False
     if task_type == "look_at_obj_in_light":
-        if goal not in LAMPS or not room.receptacle_types() & set(LAMP_STANDS):
+        if goal not in LAMPS or not room.receptacle_types & set(LAMP_STANDS):
             return False
-    elif goal not in room.receptacle_types() or not holds(goal, target):
+    elif goal not in room.receptacle_types or not holds(goal, target):
         return False
     if task_type in TOOLS:
         needed, tool = TOOLS[task_type]
         if target not in _constants().VAL_ACTION_OBJECTS[needed]:
             return False
-        if tool not in room.receptacle_types():
+        if tool not in room.receptacle_types:
             return False
     forbidden = EMPTY_AT_START.get(task_type, set()) | (
         set() if task_type == "look_at_obj_in_light" else {goal}
@@ -339,7 +337,7 @@ def _problem_text(
 ) -> str:
     constants = _constants()
     object_types = sorted({kind for _, kind, _ in placed})
-    receptacle_types = sorted(room.receptacle_types())
+    receptacle_types = sorted(room.receptacle_types)
     locations = sorted({r.location for r in room.receptacles} | {agent_location})
     objects = sorted(placed, key=lambda entry: entry[0])
     receptacles = sorted(room.receptacles, key=lambda r: r.id)
