@@ -183,6 +183,7 @@ async def run_episode(
         n_steps=len(steps),
         meta={
             **meta,
+            **(spec.item_meta(index) if spec.item_meta else {}),
             "end_reason": end_reason,
             **({"error": error} if error else {}),
             **tokens,

@@ -99,3 +99,7 @@ class EnvSpec:
     missing: Callable[[], str | None] = lambda: None
     probe_action: str = "look"
     categories: Callable[[int], str] | None = None  # item index -> task category, for eval
+    # item index -> what its records carry in ``meta`` (alfworld: ``generated``), as this
+    # machine's settings see it; and a note `env list` adds to "ready".
+    item_meta: Callable[[int], dict[str, Any]] | None = None
+    note: Callable[[], str | None] = lambda: None
