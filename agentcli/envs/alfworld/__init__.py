@@ -78,8 +78,8 @@ def _load() -> AlfworldEnvironment:
     catalog = _catalog(data_dir)
     if data_dir is None:
         logger.warning(
-            "%s is not set: alfworld items 0-%d are generated stand-ins for ALFWorld's games "
-            "(not comparable with published results); for the real ones, %s",
+            "%s is not set: alfworld's train/test splits and items 0-%d are generated games "
+            "(not comparable with published ALFWorld results); for the real ones, %s",
             DATA_ENV_VAR,
             len(catalog.data_games) - 1,
             DOWNLOAD_HINT,
@@ -107,7 +107,7 @@ def _item_meta(index: int) -> dict[str, bool]:
 
 def _note() -> str | None:
     if _data_dir() is None:
-        return "no ALFWORLD_DATA, so items 0-2619 are generated stand-ins"
+        return "no ALFWORLD_DATA, so its games are generated (items 0-2619 stand in)"
     return None
 
 

@@ -2,13 +2,17 @@
 
 - ``0``-``2619``: AgentGym's ``game`` indices (``0``-``2419`` its train list, ``2420``-``2619``
   its test list, both from ``agentgym_items.json``). With ``ALFWORLD_DATA`` they are ALFWorld's
-  real games; without it, generated stand-ins with the same task type, object, receptacle and
-  floor plan (flagged ``generated``: their numbers are not comparable with published results).
+  real games (splits ``train``, ``test``); without it, generated stand-ins with the same task
+  type, object, receptacle and floor plan (splits ``agentgym_train``, ``agentgym_test``).
 - from ``2620`` on, with ``ALFWORLD_DATA`` only: ALFWorld's ``valid_seen`` then
   ``valid_unseen`` games, each in sorted order.
-- ``10000``-``10002``: the hand-written games shipped in ``envs/data/alfworld/``.
-- ``100000``-``109999`` (``generated_train``): generated games on ALFRED's train floor plans;
-  ``200000``-``200999`` (``generated_test``): on its test floor plans, which no train item uses.
+- ``10000``-``10002``: the hand-written games shipped in ``envs/data/alfworld/`` (``builtin``).
+- ``100000``-``109999``: generated games on ALFRED's train floor plans; ``200000``-``200999``:
+  on its test floor plans, which no train item uses. They are the splits ``train`` and ``test``
+  without ``ALFWORLD_DATA``, ``generated_train`` and ``generated_test`` with it.
+
+Generated games are flagged ``generated`` in records: their numbers are not comparable with
+published ALFWorld results.
 """
 
 from __future__ import annotations
@@ -112,11 +116,18 @@ class GameCatalog:
         return any(first <= index < first + size for first, size, _ in GENERATED_SPLITS.values())
 
     def splits(self) -> dict[str, list[int]]:
+        """With ALFWorld's data, ``train``/``test`` are AgentGym's lists of real games; without
+        it they are the generated splits (their first items mix every task type, where
+        AgentGym's lists run one task type after another) and AgentGym's ids, generated, are
+        ``agentgym_train``/``agentgym_test``."""
+        prefix = "" if self.data_dir else "agentgym_"
         found: dict[str, list[int]] = {}
         for index, game in enumerate(self.data_games):
-            found.setdefault(game.split, []).append(index)
+            split = game.split if game.split in EVAL_SPLITS else prefix + game.split
+            found.setdefault(split, []).append(index)
         for split, (first, size, _) in GENERATED_SPLITS.items():
-            found[split] = list(range(first, first + size))
+            name = split if self.data_dir else split.removeprefix("generated_")
+            found[name] = list(range(first, first + size))
         found["builtin"] = [BUILTIN_FIRST_INDEX + i for i in range(len(self.builtin))]
         return found
 

@@ -146,8 +146,12 @@ def test_privileged_state_holds_locations_and_plan(environment):
 
 def test_without_data_agentgym_ids_are_generated_stand_ins(environment):
     splits = environment.splits()
-    assert splits["train"] == list(range(2420)) and splits["test"] == list(range(2420, 2620))
-    assert set(splits) == {"train", "test", "generated_train", "generated_test", "builtin"}
+    assert splits["agentgym_train"] == list(range(2420))
+    assert splits["agentgym_test"] == list(range(2420, 2620))
+    assert splits["train"] == list(range(100_000, 110_000))
+    assert splits["test"] == list(range(200_000, 201_000))
+    assert set(splits) == {"train", "test", "agentgym_train", "agentgym_test", "builtin"}
+    assert SPEC.item_meta(100_000) == {"generated": True}
     assert SPEC.item_meta(0) == {"generated": True}
     assert SPEC.item_meta(BUILTIN[0]) == {"generated": False}
     assert "generated" in SPEC.note()
@@ -181,6 +185,7 @@ def test_data_dir_games_follow_agentgym_lists_then_sorted_eval_splits(tmp_path, 
     splits = data.splits()
     assert splits["valid_seen"] == [agentgym_count + i for i in range(3)]
     assert "valid_unseen" not in splits and splits["builtin"] == BUILTIN
+    assert splits["generated_train"][0] == 100_000 and splits["generated_test"][0] == 200_000
     assert set(splits["train"]).isdisjoint(splits["test"])
     assert [data.game(i).name for i in splits["valid_seen"]] == sorted(folders)
     with session_of(alfworld.AlfworldEnvironment(data, max_plan=SPEC.max_rounds)) as session:
