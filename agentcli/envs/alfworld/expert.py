@@ -87,7 +87,8 @@ def next_action(world: World, goal: Signature, admissible: Sequence[str]) -> str
 
 
 def _wanted(world: World, goal: Signature) -> list[str]:
-    """Spellings of the one action the expert wants (grammars differ on put)."""
+    """Spellings of the one action the expert wants (ALFWorld's grammars differ on put: older
+    data says ``put X in/on Y``)."""
     target, destination = goal.object.lower(), goal.receptacle.lower()
     held = world.held
     if goal.task_type == "look_at_obj_in_light":
@@ -158,7 +159,7 @@ def _put(world: World, thing: str, place: str) -> list[str]:
         return [f"go to {place}"]
     if world.closed(place):
         return [f"open {place}"]
-    return [f"move {thing} to {place}", f"put {thing} in {place}", f"put {thing} on {place}"]
+    return [f"move {thing} to {place}", f"put {thing} in/on {place}"]
 
 
 def _put_away(world: World, thing: str) -> list[str]:
