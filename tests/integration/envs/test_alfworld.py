@@ -59,11 +59,12 @@ def test_env_check_passes_on_the_default_item_without_data():
     assert "reset item 0" in result.stdout and "verdict: PASS" in result.stdout
 
 
-def _collect(tmp_path, limit: int) -> list[Episode]:
+def _collect(tmp_path, limit: int, *servers: str) -> list[Episode]:
     out = tmp_path / "demos.jsonl"
+    given = [argument for url in servers for argument in ("--env-server", url)]
     result = agentgym(
         "collect", "--env", "alfworld", "--split", "train", "--limit", str(limit),
-        "--out", str(out), timeout=60 * limit,
+        "--out", str(out), *given, timeout=60 * limit,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     return [Episode.model_validate_json(line) for line in out.read_text().splitlines()]
@@ -87,8 +88,11 @@ def test_collect_on_generated_games_is_flagged_and_won(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(2400)  # 7.5 min with two servers on a loaded 2-core machine
 def test_collect_100_train_items_wins_95_percent_of_every_task_type(tmp_path):
-    episodes = _collect(tmp_path, 100)
+    # One server per core: an alfworld server runs one engine call at a time.
+    with running_server("alfworld") as first, running_server("alfworld") as second:
+        episodes = _collect(tmp_path, 100, first, second)
     by_type = _by_task_type(episodes)
     assert len(by_type) == 6, Counter({k: len(v) for k, v in by_type.items()})
     assert sum(episode.success for episode in episodes) >= 95
