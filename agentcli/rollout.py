@@ -187,6 +187,7 @@ async def run_episode(
         meta={
             **meta,
             "prompt": opening.style,
+            **(spec.item_meta(index) if spec.item_meta else {}),
             "end_reason": end_reason,
             **({"error": error} if error else {}),
             **tokens,

@@ -108,3 +108,7 @@ class EnvSpec:
     # (session, commands, goal) -> the reset of a task given in AgentGym's /create body
     # (textcraft's client may send crafting commands and a goal); None: the env takes none
     custom_task: Callable[[Any, str, str], Transition] | None = None
+    # item index -> what its records carry in ``meta`` (alfworld: ``generated``), as this
+    # machine's settings see it; and a note `env list` adds to "ready".
+    item_meta: Callable[[int], dict[str, Any]] | None = None
+    note: Callable[[], str | None] = lambda: None

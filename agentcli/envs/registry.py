@@ -75,4 +75,6 @@ def overview(spec: EnvSpec) -> EnvOverview:
         splits = spec.load().splits()
     except AgentGymError as exc:
         return EnvOverview(spec, {}, str(exc))
-    return EnvOverview(spec, {name: len(ids) for name, ids in splits.items()}, "ready")
+    note = spec.note()
+    status = f"ready: {note}" if note else "ready"
+    return EnvOverview(spec, {name: len(ids) for name, ids in splits.items()}, status)

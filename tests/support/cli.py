@@ -8,7 +8,9 @@ import sys
 from pathlib import Path
 
 
-def agentgym(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def agentgym(
+    *args: str, cwd: Path | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "COLUMNS": "100", "NO_COLOR": "1", "TERM": "dumb"}
     return subprocess.run(
         [sys.executable, "-m", "agentcli.cli.main", *args],
@@ -16,5 +18,5 @@ def agentgym(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess
         text=True,
         env=env,
         cwd=cwd,
-        timeout=120,
+        timeout=timeout,
     )

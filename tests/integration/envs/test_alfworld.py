@@ -1,13 +1,18 @@
-"""alfworld's engine in fresh processes: the same games whatever the process and hash seed."""
+"""alfworld's engine in fresh processes and behind real servers, without ALFWorld's data: the
+same games whatever the process and hash seed; env check and collect on generated games."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
+from collections import Counter
 
 import pytest
 
+from agentcli.data.records import Episode
+from tests.support.cli import agentgym
 from tests.support.processes import outputs_under_hash_seeds
+from tests.support.servers import running_server
 
 pytestmark = [
     pytest.mark.alfworld,
@@ -24,7 +29,7 @@ logging.disable(logging.WARNING)
 from agentcli.envs.alfworld import SPEC
 env = SPEC.load()
 out = []
-for index in env.splits()["builtin"]:
+for index in [*env.splits()["builtin"], 2420]:
     session = env.open_session()
     transition = session.reset(index)
     out.append([transition.observation, transition.available_actions])
@@ -34,6 +39,9 @@ for index in env.splits()["builtin"]:
         out.append([action, transition.observation, transition.available_actions])
     session.close()
     out.append(env.privileged_state(index))
+catalog = env.catalog
+for index in [*range(0, 2620, 97), *range(100_000, 100_040), *range(200_000, 200_040)]:
+    out.append(catalog.game_data(catalog.game(index))["pddl_problem"])
 print(json.dumps(out))
 """
 
@@ -41,4 +49,55 @@ print(json.dumps(out))
 def test_games_are_identical_across_processes_and_hash_seeds():
     dumps = outputs_under_hash_seeds(_DUMP)
     assert dumps[0] == dumps[1]
-    assert len(json.loads(dumps[0])) > 10
+    assert len(json.loads(dumps[0])) > 100
+
+
+def test_env_check_passes_on_the_default_item_without_data():
+    with running_server("alfworld") as url:
+        result = agentgym("env", "check", url, "--env", "alfworld")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "reset item 0" in result.stdout and "verdict: PASS" in result.stdout
+
+
+def _collect(tmp_path, limit: int, *servers: str) -> list[Episode]:
+    out = tmp_path / "demos.jsonl"
+    given = [argument for url in servers for argument in ("--env-server", url)]
+    result = agentgym(
+        "collect", "--env", "alfworld", "--split", "train", "--limit", str(limit),
+        "--out", str(out), *given, timeout=60 * limit,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    return [Episode.model_validate_json(line) for line in out.read_text().splitlines()]
+
+
+def _by_task_type(episodes: list[Episode]) -> dict[str, list[bool]]:
+    from agentcli.envs.alfworld import SPEC
+
+    found: dict[str, list[bool]] = {}
+    for episode in episodes:
+        index = int(episode.item_id.rsplit("_", 1)[1])
+        found.setdefault(SPEC.categories(index), []).append(episode.success)
+    return found
+
+
+def test_collect_on_generated_games_is_flagged_and_won(tmp_path):
+    episodes = _collect(tmp_path, 6)
+    assert len(episodes) == 6 and all(episode.success for episode in episodes)
+    assert all(episode.meta["generated"] is True for episode in episodes)
+    assert all(episode.item_id.startswith("alfworld_1000") for episode in episodes)
+
+
+# The first 24 train items hold all six task types. The issue's 100 won 100/100 in 453 s with
+# two servers (docs/environments/alfworld.md); 24 keep CI's suite within its time.
+COLLECTED = 24
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_collect_train_items_wins_95_percent_of_every_task_type(tmp_path):
+    # One server per core: an alfworld server runs one engine call at a time.
+    with running_server("alfworld") as first, running_server("alfworld") as second:
+        episodes = _collect(tmp_path, COLLECTED, first, second)
+    by_type = _by_task_type(episodes)
+    assert len(by_type) == 6, Counter({k: len(v) for k, v in by_type.items()})
+    assert sum(episode.success for episode in episodes) >= 0.95 * COLLECTED

@@ -12,6 +12,8 @@ import pytest
 
 from agentcli.envs import alfworld
 from agentcli.envs.alfworld import BUILTIN_FIRST_INDEX, SPEC, AlfworldSession, GameCatalog
+from agentcli.envs.alfworld.games import GENERATED_SPLITS
+from agentcli.envs.alfworld.generation import TASK_TYPES
 from agentcli.envs.protocol import WIRE_FORMATS
 from agentcli.errors import EnvUnavailableError, TaskNotFoundError, UsageError
 
@@ -33,7 +35,7 @@ def no_alfworld_data(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(scope="module")
 def environment():
-    return alfworld.AlfworldEnvironment(GameCatalog(None))
+    return alfworld.AlfworldEnvironment(GameCatalog(None), max_plan=SPEC.max_rounds)
 
 
 @contextmanager
@@ -142,16 +144,23 @@ def test_privileged_state_holds_locations_and_plan(environment):
     assert text.endswith("\n".join(actions))
 
 
-def test_without_data_only_shipped_games_are_served(environment):
+def test_without_data_agentgym_ids_are_generated_stand_ins(environment):
     splits = environment.splits()
-    assert dict(splits) == {"builtin": BUILTIN}
-    with pytest.raises(EnvUnavailableError, match="ALFWORLD_DATA"):
-        splits["train"]
+    assert splits["agentgym_train"] == list(range(2420))
+    assert splits["agentgym_test"] == list(range(2420, 2620))
+    assert splits["train"] == list(range(100_000, 110_000))
+    assert splits["test"] == list(range(200_000, 201_000))
+    assert set(splits) == {"train", "test", "agentgym_train", "agentgym_test", "builtin"}
+    assert SPEC.item_meta(100_000) == {"generated": True}
+    assert SPEC.item_meta(0) == {"generated": True}
+    assert SPEC.item_meta(BUILTIN[0]) == {"generated": False}
+    assert "generated" in SPEC.note()
     with session_of(environment) as session:
-        with pytest.raises(EnvUnavailableError, match="alfworld-download"):
-            session.reset(0)
-        with pytest.raises(TaskNotFoundError):
-            session.reset(BUILTIN[-1] + 1)
+        start = session.reset(2420)
+        assert start.extra["task_type"] == environment.catalog.data_games[2420].name
+        assert "Your task is to: " in start.observation and not start.done
+        with pytest.raises(TaskNotFoundError, match="its items are 0-2619"):
+            session.reset(2620)
 
 
 def test_missing_names_the_extra_and_a_bad_data_dir(monkeypatch, tmp_path):
@@ -166,11 +175,7 @@ def test_data_dir_games_follow_agentgym_lists_then_sorted_eval_splits(tmp_path, 
     """A stand-in ALFWORLD_DATA whose valid_seen games are the shipped ones, packed as
     game.tw-pddl files the way ALFWorld's data ships them."""
     catalog = environment.catalog
-    folders = [
-        "b_task-X-None-Y-1/trial_2",
-        "b_task-X-None-Y-1/trial_1",
-        "a_task-X-None-Y-2/trial_1",
-    ]
+    folders = [f"{game.name.split('/')[0]}/trial_1" for game in catalog.builtin]
     for folder, game in zip(folders, catalog.builtin, strict=True):
         path = tmp_path / "json_2.1.1" / "valid_seen" / folder / "game.tw-pddl"
         path.parent.mkdir(parents=True)
@@ -180,17 +185,18 @@ def test_data_dir_games_follow_agentgym_lists_then_sorted_eval_splits(tmp_path, 
     splits = data.splits()
     assert splits["valid_seen"] == [agentgym_count + i for i in range(3)]
     assert "valid_unseen" not in splits and splits["builtin"] == BUILTIN
+    assert splits["generated_train"][0] == 100_000 and splits["generated_test"][0] == 200_000
     assert set(splits["train"]).isdisjoint(splits["test"])
     assert [data.game(i).name for i in splits["valid_seen"]] == sorted(folders)
-    with session_of(alfworld.AlfworldEnvironment(data)) as session:
-        # sorted(folders)[2] is "b_task.../trial_2", which holds the first shipped game.
-        start = session.reset(splits["valid_seen"][2])
-        assert start.extra["task_type"] == "b_task-X-None-Y-1/trial_2"
+    with session_of(alfworld.AlfworldEnvironment(data, max_plan=SPEC.max_rounds)) as session:
+        # sorted(folders)[1] is "pick_and_place_simple-...", which holds the first shipped game.
+        start = session.reset(splits["valid_seen"][1])
+        assert start.extra["task_type"] == folders[0]
         end, _ = _play_expert(session, start)
         assert end.success
-        if splits["train"]:
-            with pytest.raises(EnvUnavailableError, match="is missing"):
-                session.reset(splits["train"][0])
+        with pytest.raises(EnvUnavailableError, match="is missing"):
+            session.reset(splits["train"][0])
+    assert SPEC.item_meta is not None and not data.is_generated(0)
 
 
 def test_concurrent_sessions_play_as_sequential_ones(environment):
@@ -226,3 +232,82 @@ def test_reasons_state_the_task_and_what_the_action_does(environment):
         "I take the peppershaker 1 from cabinet 1: my task needs it."
     )
     assert reasons["go to drawer 1"].endswith("I go to the drawer 1, the next place my plan needs.")
+
+
+def _first_of_each_type(catalog: GameCatalog, split: str, per_type: int) -> list[int]:
+    first, size, _ = GENERATED_SPLITS[split]
+    found: dict[str, list[int]] = {task_type: [] for task_type in TASK_TYPES}
+    for index in range(first, first + size):
+        picked = found[catalog.game(index).task_type]
+        if len(picked) < per_type:
+            picked.append(index)
+        if all(len(picked) == per_type for picked in found.values()):
+            return [index for picked in found.values() for index in picked]
+    raise AssertionError(f"{split} lacks {per_type} games of some task type")
+
+
+def _expert_wins(environment, index: int) -> list[str]:
+    with session_of(environment) as session:
+        start = session.reset(index)
+        assert not start.done  # the goal is never true at the start
+        end, actions = _play_expert(session, start)
+    assert end.success, (environment.catalog.game(index).name, actions)
+    return actions
+
+
+@pytest.mark.parametrize("task_type", TASK_TYPES)
+def test_expert_wins_a_generated_game_of_every_task_type(environment, task_type):
+    indices = _first_of_each_type(environment.catalog, "generated_train", 1)
+    [index] = [i for i in indices if environment.catalog.game(i).task_type == task_type]
+    _expert_wins(environment, index)
+
+
+@pytest.mark.slow
+def test_expert_wins_unseen_scene_games_of_every_task_type(environment):
+    for index in _first_of_each_type(environment.catalog, "generated_test", 3):
+        _expert_wins(environment, index)
+
+
+@pytest.mark.parametrize(
+    "index",  # cool, clean, two objects
+    [2420, pytest.param(900, marks=pytest.mark.slow), pytest.param(2200, marks=pytest.mark.slow)],
+)
+def test_expert_recovers_from_random_detours(environment, index):
+    """Random admissible actions first (things taken, moved, opened, closed), then the expert
+    wins from wherever they left the game: it decides from the current facts alone."""
+    import random
+
+    rng = random.Random(index)
+    with session_of(environment) as session:
+        transition = session.reset(index)
+        for _ in range(10):
+            transition = session.step(rng.choice(transition.available_actions))
+            if transition.done:
+                return
+        end, _ = _play_expert(session, transition)
+    assert end.success
+
+
+@pytest.mark.slow
+def test_planner_and_expert_agree_on_plan_length_on_capped_games(environment):
+    """TextWorld's planner, kept as a cross-check: on the smallest floor plans (at most 13
+    receptacles, where it plans in seconds) its plan is as long as the expert's episode."""
+    import textworld
+    from alfworld.agents.environment.alfred_tw_env import AlfredDemangler, AlfredInfos
+    from textworld.envs import PddlEnv
+
+    from agentcli.envs.alfworld.generation import scene
+
+    catalog = environment.catalog
+    capped: dict[str, list[int]] = {task_type: [] for task_type in TASK_TYPES}
+    for index, game in enumerate(catalog.data_games):
+        picked = capped[game.task_type]
+        if len(picked) < 2 and len(scene(game.signature.floor_plan).receptacles) <= 13:
+            picked.append(index)
+    assert all(len(picked) == 2 for picked in capped.values())
+    infos = textworld.EnvInfos(policy_commands=True)
+    planner = AlfredInfos(AlfredDemangler()(PddlEnv(infos)))
+    for index in [index for picked in capped.values() for index in picked]:
+        planner.load(catalog.game_data(catalog.game(index)))
+        plan = planner.reset()["policy_commands"]
+        assert len(_expert_wins(environment, index)) == len(plan), catalog.game(index).name
