@@ -16,7 +16,6 @@ from typing import Any
 
 from agentcli.envs.babyai.agentgym_text import AgentGymView, read_agentgym_view
 from agentcli.envs.babyai.expert import BotExpert
-from agentcli.envs.babyai.levels import generate, new_level
 from agentcli.envs.babyai.session import BabyAISession
 from agentcli.envs.babyai.text import WAIT, read_view
 from agentcli.envs.base import Transition
@@ -34,17 +33,8 @@ class AgentGymSession(BabyAISession):
     levels, expert and reasons (``explain``) underneath."""
 
     def reset(self, index: int) -> Transition:
-        level, seed = self._variant.level_of(index)
-        if level not in self._levels:
-            self._levels[level] = new_level(level)
-        self._env = self._levels[level]
-        generate(self._env, seed)
-        self._outcome, self._success, self._score = None, False, 0.0
-        self._actions = []
+        self._begin(index)
         self._reward = 0.0
-        self._expert = BotExpert(self._env)
-        self._view = read_view(self._env)
-        self._expert.recover(self._view)
         self._shown: AgentGymView = read_agentgym_view(self._env)
         self._image = self._env.gen_obs()["image"]
         goal = f"Your goal: {agentgym_goal(self._env.mission)}\n"

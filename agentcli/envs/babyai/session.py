@@ -63,6 +63,11 @@ class BabyAISession:
         self._actions: list[str] = []  # as the agent wrote them, done or refused
 
     def reset(self, index: int) -> Transition:
+        self._begin(index)
+        return self._transition(self._goal(), 0.0)
+
+    def _begin(self, index: int) -> None:
+        """Lay out item ``index``'s level and seed, and start its episode and its expert."""
         level, seed = self._variant.level_of(index)
         if level not in self._levels:
             self._levels[level] = new_level(level)
@@ -73,7 +78,6 @@ class BabyAISession:
         self._expert = BotExpert(self._env, omniscient=self._variant.room_view)
         self._view = read_view(self._env)
         self._expert.recover(self._view)
-        return self._transition(self._goal(), 0.0)
 
     def step(self, action: str) -> Transition:
         if self._view is None:
