@@ -47,17 +47,9 @@ class RenamedWire:
             headers = [(k, v) for k, v in scope["headers"] if k != b"content-length"]
             scope["headers"] = [*headers, (b"content-length", str(len(body)).encode())]
 
-        replayed = False
-
-        async def replay() -> dict:
-            nonlocal replayed
-            if replayed:
-                return await receive()
-            replayed = True
-            return {"type": "http.request", "body": body, "more_body": False}
-
         reshape = {"/create": self._bare_id, "/reset": self._observation_pair}.get(scope["path"])
-        await self.app(scope, replay, send if reshape is None else _Reshaping(send, reshape))
+        sending = send if reshape is None else _Reshaping(send, reshape)
+        await self.app(scope, replaying(body, receive), sending)
 
     @staticmethod
     def _bare_id(body: Any) -> Any:
@@ -93,3 +85,18 @@ class _Reshaping:
         headers.append((b"content-length", str(len(body)).encode()))
         await self.send({**self.start, "headers": headers})
         await self.send({"type": "http.response.body", "body": body})
+
+
+def replaying(body: bytes, receive: Any) -> Any:
+    """An ASGI ``receive`` that gives ``body`` (already read off the wire) as the whole request,
+    then hands over to ``receive`` (for the disconnect)."""
+    replayed = False
+
+    async def replay() -> dict:
+        nonlocal replayed
+        if replayed:
+            return await receive()
+        replayed = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replay

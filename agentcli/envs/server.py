@@ -36,7 +36,7 @@ from agentcli.envs.protocol import (
     payload,
 )
 from agentcli.envs.registry import get_spec
-from agentcli.envs.renamed_wire import RenamedWire
+from agentcli.envs.renamed_wire import RenamedWire, replaying
 from agentcli.errors import EnvUnavailableError, TaskNotFoundError, UsageError
 
 log = logging.getLogger("agentgym.server")
@@ -233,16 +233,7 @@ class _RequestLimits:
             more = message.get("more_body", False)
             if len(body) > self.max_bytes:
                 return await _send_error(send, 413, self._too_large())
-        replayed = False
-
-        async def replay() -> dict:
-            nonlocal replayed
-            if replayed:
-                return await receive()
-            replayed = True
-            return {"type": "http.request", "body": body, "more_body": False}
-
-        await self.app(scope, replay, send)
+        await self.app(scope, replaying(body, receive), send)
 
     def _too_large(self) -> str:
         return f"the request body is over {self.max_bytes} bytes; requests here are small JSON"
