@@ -181,6 +181,12 @@ def _completed(body: dict[str, Any]) -> bool:
     return bool(body.get("done")) and float(body.get("reward") or 0) > 0
 
 
+# What AgentGym's sciworld server answers a reset with, and keeps in the session's /detail.
+_SCIWORLD_RESET_FIELDS = (
+    "task_name", "var_num", "task_description", "observation", "reward", "score", "deleted",
+    "done",
+)  # fmt: skip
+
 WIRE_FORMATS: dict[str, WireFormat] = {
     "textcraft": WireFormat(
         reset_fields=("id", "observation", "done", "reward"),
@@ -191,30 +197,12 @@ WIRE_FORMATS: dict[str, WireFormat] = {
         detail_fields=("observation", "done", "reward", "deleted"),
     ),
     "sciworld": WireFormat(
-        reset_fields=(
-            "task_name",
-            "var_num",
-            "task_description",
-            "observation",
-            "reward",
-            "score",
-            "deleted",
-            "done",
-        ),
+        reset_fields=_SCIWORLD_RESET_FIELDS,
         step_fields=("observation", "reward", "score", "done"),
         reset_request=ResetRequest,
         infer_success=lambda body: float(body.get("score") or 0) >= 100,
         detail_start={"deleted": False, "done": False},
-        detail_fields=(
-            "task_name",
-            "var_num",
-            "task_description",
-            "observation",
-            "reward",
-            "score",
-            "deleted",
-            "done",
-        ),
+        detail_fields=_SCIWORLD_RESET_FIELDS,
     ),
     "babyai": WireFormat(
         reset_fields=("observation", "reward", "score", "deleted", "done"),
