@@ -12,7 +12,12 @@ import pytest
 
 from agentcli.envs.client import EnvClient
 from agentcli.envs.registry import SPECS
-from tests.support.servers import child_commands, running_server, running_server_process
+from tests.support.servers import (
+    child_commands,
+    expert_episodes,
+    running_server,
+    running_server_process,
+)
 
 
 @dataclass(frozen=True)
@@ -46,33 +51,12 @@ def _skip_unless_runnable(env: str) -> None:
         pytest.skip(f"{env} cannot run here: {reason}")
 
 
-async def _expert_episodes(
-    url: str, env: str, items: list[int], style: str | None = None
-) -> dict[int, bool]:
-    async with EnvClient(url, env, style=style) as client:
-
-        async def episode(index: int) -> bool:
-            session = await client.open()
-            try:
-                transition = await session.reset(index)
-                for _ in range(SPECS[env].max_rounds):
-                    if transition.done:
-                        break
-                    transition = await session.step(await session.expert_action())
-                return transition.success
-            finally:
-                await session.close()
-
-        results = await asyncio.gather(*(episode(i) for i in items))
-        return dict(zip(items, results, strict=True))
-
-
 @pytest.mark.parametrize("case", PARAMS)
 def test_expert_succeeds_over_http_and_sessions_end_closed(case: Case):
     _skip_unless_runnable(case.env)
     with running_server(case.env) as url:
         items = list(case.expert_items)
-        results = asyncio.run(_expert_episodes(url, case.env, items, case.style))
+        results = asyncio.run(expert_episodes(url, case.env, items, case.style))
         assert all(results.values()), {i: ok for i, ok in results.items() if not ok}
         assert httpx.get(f"{url}/health").json()["sessions"] == 0
 
@@ -92,7 +76,7 @@ def test_babyai_words_each_session_as_its_create_asks():
         assert '"pickup red ball 1"' in first["agentgym"]
         assert "In front of you in this room" not in first["native"]
         items = [index for index in BABYAI_ITEMS if index != 25]
-        results = asyncio.run(_expert_episodes(url, "babyai", items, "agentgym"))
+        results = asyncio.run(expert_episodes(url, "babyai", items, "agentgym"))
         assert all(results.values()), {i: ok for i, ok in results.items() if not ok}
 
 

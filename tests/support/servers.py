@@ -3,13 +3,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from agentcli.common import free_port
+from agentcli.envs.client import EnvClient
 from agentcli.envs.launcher import server_process
+from agentcli.envs.registry import get_spec
 
 __all__ = ["child_commands", "free_port", "running_server", "running_server_process"]
 
@@ -42,3 +45,26 @@ def child_commands(pid: int) -> list[str]:
         except (OSError, IndexError, ValueError):
             continue  # the process ended while we looked
     return names
+
+
+async def expert_episodes(
+    url: str, env: str, items: list[int], style: str | None = None
+) -> dict[int, bool]:
+    """Whether the server's expert wins each item (its episodes at once, each session closed),
+    played through our client as a rollout plays them."""
+    async with EnvClient(url, env, style=style) as client:
+
+        async def episode(index: int) -> bool:
+            session = await client.open()
+            try:
+                transition = await session.reset(index)
+                for _ in range(get_spec(env).max_rounds):
+                    if transition.done:
+                        break
+                    transition = await session.step(await session.expert_action())
+                return transition.success
+            finally:
+                await session.close()
+
+        results = await asyncio.gather(*(episode(i) for i in items))
+        return dict(zip(items, results, strict=True))

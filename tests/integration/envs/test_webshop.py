@@ -14,11 +14,10 @@ import pytest
 
 from agentcli.data.jsonl import read_records
 from agentcli.data.records import Episode
-from agentcli.envs.client import EnvClient
 from tests.support.cli import agentgym
 from tests.support.docs import ROOT, bash_blocks, failure_text, run_block
 from tests.support.processes import outputs_under_hash_seeds
-from tests.support.servers import running_server, running_server_process
+from tests.support.servers import expert_episodes, running_server, running_server_process
 
 _DUMP = """
 import json
@@ -46,25 +45,9 @@ def test_the_server_speaks_agentgyms_webshop_wire():
 
 
 def test_the_oracle_succeeds_through_our_client_and_sessions_end_closed():
-    async def episodes(url: str) -> list[bool]:
-        async with EnvClient(url, "webshop") as client:
-
-            async def episode(index: int) -> bool:
-                session = await client.open()
-                try:
-                    transition = await session.reset(index)
-                    for _ in range(20):
-                        if transition.done:
-                            break
-                        transition = await session.step(await session.expert_action())
-                    return transition.success
-                finally:
-                    await session.close()
-
-            return await asyncio.gather(*(episode(i) for i in range(20)))
-
     with running_server("webshop") as url:
-        assert all(asyncio.run(episodes(url)))
+        results = asyncio.run(expert_episodes(url, "webshop", list(range(20))))
+        assert all(results.values()), results
         assert httpx.get(f"{url}/health").json()["sessions"] == 0
 
 
