@@ -9,7 +9,7 @@ from functools import lru_cache
 from typing import Any
 
 from agentcli.envs.actions import explain_by_verb
-from agentcli.envs.alfworld import expert
+from agentcli.envs.alfworld import expert, textworld_speedups
 from agentcli.envs.alfworld.games import Game, GameCatalog
 from agentcli.envs.base import PromptStyle, Transition
 from agentcli.errors import UsageError
@@ -64,6 +64,7 @@ class _Engine:
         from textworld.envs import PddlEnv
 
         _cache_translations()
+        textworld_speedups.install()
         infos = textworld.EnvInfos(won=True, admissible_commands=True, facts=True)
         self.env = AlfredInfos(AlfredDemangler()(PddlEnv(infos)))
 

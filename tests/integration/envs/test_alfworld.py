@@ -101,3 +101,34 @@ def test_collect_train_items_wins_95_percent_of_every_task_type(tmp_path):
     by_type = _by_task_type(episodes)
     assert len(by_type) == 6, Counter({k: len(v) for k, v in by_type.items()})
     assert sum(episode.success for episode in episodes) >= 0.95 * COLLECTED
+
+
+_RANDOM_PLAY = """
+import json, logging, random
+logging.disable(logging.WARNING)
+from agentcli.envs.alfworld import SPEC, textworld_speedups
+if {plain}:
+    textworld_speedups.install = lambda: None
+env = SPEC.load()
+rng = random.Random(7)
+out = []
+for index in (0, 100_003, 200_001):
+    session = env.open_session()
+    transition = session.reset(index)
+    out.append([transition.observation, transition.available_actions])
+    for _ in range(25):
+        action = rng.choice(transition.available_actions)
+        transition = session.step(action)
+        out.append([action, transition.observation, transition.available_actions])
+    session.close()
+print(json.dumps(out))
+"""
+
+
+def test_text_generation_speedups_leave_every_character_as_textworld_writes_it():
+    plain, sped_up = (
+        outputs_under_hash_seeds(_RANDOM_PLAY.format(plain=plain), seeds=("1",))[0]
+        for plain in (True, False)
+    )
+    assert sped_up == plain
+    assert len(json.loads(plain)) == 3 * 26
