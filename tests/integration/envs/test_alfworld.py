@@ -10,6 +10,7 @@ from collections import Counter
 import pytest
 
 from agentcli.data.records import Episode
+from agentcli.envs.alfworld import translations
 from tests.support.cli import agentgym
 from tests.support.processes import outputs_under_hash_seeds
 from tests.support.servers import running_server
@@ -125,10 +126,12 @@ print(json.dumps(out))
 """
 
 
-def test_text_generation_speedups_leave_every_character_as_textworld_writes_it():
+def test_text_generation_speedups_and_stored_translations_leave_every_character_as_is():
+    # the first process translates every problem and stores it; the second reads them back
     plain, sped_up = (
         outputs_under_hash_seeds(_RANDOM_PLAY.format(plain=plain), seeds=("1",))[0]
         for plain in (True, False)
     )
     assert sped_up == plain
     assert len(json.loads(plain)) == 3 * 26
+    assert len(list(translations.cache_dir().iterdir())) == 3 * 2  # plain and for replanning
