@@ -7,10 +7,13 @@ import importlib.util
 import json
 from collections import Counter
 
+import httpx
 import pytest
 
 from agentcli.data.records import Episode
 from agentcli.envs.alfworld import translations
+from agentcli.envs.launcher import env_servers
+from agentcli.envs.registry import get_spec
 from tests.support.cli import agentgym
 from tests.support.processes import outputs_under_hash_seeds
 from tests.support.servers import running_server
@@ -135,3 +138,13 @@ def test_text_generation_speedups_and_stored_translations_leave_every_character_
     assert sped_up == plain
     assert len(json.loads(plain)) == 3 * 26
     assert len(list(translations.cache_dir().iterdir())) == 3 * 2  # plain and for replanning
+
+
+def test_a_command_given_no_server_starts_one_alfworld_server_per_core(monkeypatch):
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    with env_servers(get_spec("alfworld"), []) as urls:
+        assert len(set(urls)) == 2
+        assert all(httpx.get(f"{url}/health").status_code == 200 for url in urls)
+    for url in urls:
+        with pytest.raises(httpx.TransportError):
+            httpx.get(f"{url}/health", timeout=1.0)
