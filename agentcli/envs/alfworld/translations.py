@@ -28,7 +28,7 @@ from typing import Any
 log = logging.getLogger("agentgym.alfworld")
 
 MEMORY_KEPT = 32
-DISK_KEPT = 20_000  # ~2 GB at most
+DISK_KEPT = 20_000  # translations, two an item: ~1 GB at most
 _PRUNE_EVERY = 500  # writes between two checks of the store's size
 
 
