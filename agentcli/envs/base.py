@@ -115,3 +115,6 @@ class EnvSpec:
     # GET routes of AgentGym's server for the env beyond the common ones: path -> what a
     # session answers there (webshop's /available_actions, /instruction_text, /state)
     session_routes: dict[str, Callable[[Any], Any]] = field(default_factory=dict)
+    # an env with no simulator here whose items are known all the same: split -> indices
+    # (WebArena's 812 tasks)
+    known_splits: Callable[[], dict[str, list[int]]] | None = None

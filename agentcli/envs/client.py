@@ -299,15 +299,24 @@ class RemoteSession:
     async def _reset(self) -> Transition:
         wire = self.client.wire
         body = await self._request("POST", "/reset", json=wire.reset_body(self.id, self.index))
-        if not isinstance(body, dict):  # WebShop answers [observation, None]
-            body = {wire.observation_field: await self._get("/observation")}
-        return transition_from_payload(body, wire)
+        fields = body if isinstance(body, dict) else {}  # WebShop answers [observation, None]
+        if (
+            wire.failed_reset is not None
+            and fields.get(wire.observation_field) == wire.failed_reset
+        ):
+            raise EnvServerError(
+                f"the {self.client.env} server at {self.client.base_url} could not reset item"
+                f" {self.index} (it answers {wire.failed_reset!r} for any failure: a site"
+                " down, an expired login, no such task); check its log and its sites"
+            )
+        if wire.observe_after_reset:
+            fields = {**fields, wire.observation_field: await self._get("/observation")}
+        return transition_from_payload(fields, wire)
 
     async def _step(self, action: str) -> Transition:
-        body = {self.client.wire.id_field: self.id, "action": action}
-        return transition_from_payload(
-            await self._request("POST", "/step", json=body), self.client.wire
-        )
+        wire = self.client.wire
+        body = {wire.id_field: self.id, "action": wire.action_format.format(action=action)}
+        return transition_from_payload(await self._request("POST", "/step", json=body), wire)
 
     async def _recovering(self, call: Any) -> Any:
         try:

@@ -533,6 +533,10 @@ def serve(config: ServeConfig) -> None:
     import uvicorn
 
     spec = get_spec(config.env)
+    if spec.load is None:
+        raise UsageError(
+            f"agentgym has only a client for {spec.name}, no server: it needs {spec.requires}"
+        )
     reason = spec.missing()
     if reason:
         raise EnvUnavailableError(f"{spec.name} cannot run here: {reason}")
