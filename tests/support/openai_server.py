@@ -216,10 +216,13 @@ def _completion(model: str, text: str, prompt_tokens: int, completion_tokens: in
 
 
 @contextmanager
-def openai_server(reply: ReplyFunction, *, model: str = "m") -> Iterator[FakeOpenAI]:
-    """The server running in a background thread until the block ends."""
+def openai_server(
+    reply: ReplyFunction, *, model: str = "m", port: int | None = None
+) -> Iterator[FakeOpenAI]:
+    """The server running in a background thread until the block ends (on ``port``, else a
+    free one)."""
     fake = FakeOpenAI(reply, model=model)
-    port = free_port()
+    port = port or free_port()
     config = uvicorn.Config(fake.app(), port=port, log_level="warning", timeout_graceful_shutdown=1)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)

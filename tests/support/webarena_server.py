@@ -32,6 +32,7 @@ from typing import Any
 import uvicorn
 from fastapi import FastAPI, Request
 
+from agentcli.agentgym_prompts import AGENTGYM_OPENINGS
 from tests.support.servers import free_port
 
 # WebArena's p_cot_id_actree_2s prompt template
@@ -52,11 +53,26 @@ PAGES = {
         "[1749] StaticText '$279.49'": None,
     },
 }
-# the tasks of config_files/: idx -> (sites, intent, the evaluator's reference answer)
+# the tasks of config_files/: idx -> (sites, intent, the evaluator's reference answer); the
+# even ones ask for the price the product page shows, the odd ones for what it does not say
 TASKS = {
-    0: (["shopping"], "What is the price of HP Inkjet Fax Machine", "$279.49"),
-    1: (["shopping"], "Which fax machine does the store sell?", "HP CB782A#ABA 640"),
+    idx: (["shopping"], "What is the price of HP Inkjet Fax Machine", "$279.49")
+    if idx % 2 == 0
+    else (["shopping"], "Which fax machine does the store sell?", "HP CB782A#ABA 640")
+    for idx in range(20)
 }
+
+
+def shopper(messages: list[dict[str, str]]) -> str:
+    """A model for the stand-in's shop (an OpenAI server's reply function): to the fax
+    machine's page, then its price as the answer; worded as WebArena's prompt asks, or as
+    ours does."""
+    page = messages[-1]["content"]
+    action = "stop [$279.49]" if "hp-fax.html" in page else "click [1744]"
+    if messages[0]["content"] == AGENTGYM_OPENINGS["webarena"][0]:
+        summary = "Let's think step-by-step. In summary, the next action I will perform is"
+        return f"{summary} ```{action}```"
+    return f"Thought: the fax machine's page shows its price.\nAction: {action}"
 
 
 @dataclass
@@ -163,10 +179,11 @@ def build_app(server: WebArenaStandIn) -> FastAPI:
 
 
 @contextmanager
-def webarena_server() -> Iterator[WebArenaStandIn]:
-    """The stand-in running in a background thread until the block ends."""
+def webarena_server(port: int | None = None) -> Iterator[WebArenaStandIn]:
+    """The stand-in running in a background thread until the block ends (on ``port``, else
+    a free one)."""
     running = WebArenaStandIn()
-    port = free_port()
+    port = port or free_port()
     server = uvicorn.Server(uvicorn.Config(build_app(running), port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

@@ -8,12 +8,11 @@ import json
 
 import pytest
 
-from agentcli.agentgym_prompts import AGENTGYM_OPENINGS
 from agentcli.envs.client import EnvClient
 from agentcli.errors import EnvServerError
 from tests.support.cli import agentgym
 from tests.support.openai_server import openai_server
-from tests.support.webarena_server import webarena_server
+from tests.support.webarena_server import shopper, webarena_server
 
 
 def test_our_client_plays_a_task_over_agentgyms_webarena_wire():
@@ -51,18 +50,8 @@ def test_our_client_plays_a_task_over_agentgyms_webarena_wire():
         assert server.requests[-1] == ("/close", {"env_idx": 0}) and server.envs == {}
 
 
-def _shopper(messages: list[dict[str, str]]) -> str:
-    """Answers as WebArena's prompt asks, or as ours does: to the fax page, then its price."""
-    page = messages[-1]["content"]
-    action = "stop [$279.49]" if "hp-fax.html" in page else "click [1744]"
-    if messages[0]["content"] == AGENTGYM_OPENINGS["webarena"][0]:
-        summary = "Let's think step-by-step. In summary, the next action I will perform is"
-        return f"{summary} ```{action}```"
-    return f"Thought: the fax machine's page shows its price.\nAction: {action}"
-
-
 def test_eval_and_rollout_run_on_a_webarena_server_and_env_list_says_it_is_client_only(tmp_path):
-    with openai_server(_shopper) as model, webarena_server() as server:
+    with openai_server(shopper) as model, webarena_server() as server:
         common = ["--env", "webarena", "--env-server", server.url, "--base-url", model.url,
                   "--model-name", "m", "--limit", "2"]  # fmt: skip
         evaluated = agentgym("eval", *common, "--out", str(tmp_path / "eval"))
