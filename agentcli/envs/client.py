@@ -209,6 +209,11 @@ class EnvClient:
             return  # ours: the route is there, and (as asked) no session -1
 
     def _no_expert(self) -> NoExpertError:
+        if get_spec(self.env).load is None:
+            return NoExpertError(
+                f"the {self.env} server at {self.base_url} has no /expert, and agentgym has"
+                f" only a client for {self.env}, so no oracle plays it: use a model policy"
+            )
         return NoExpertError(
             f"the {self.env} server at {self.base_url} has no /expert: the oracle needs a"
             f" built-in server; start one with `agentgym env serve {self.env}`"

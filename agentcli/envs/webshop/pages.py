@@ -54,9 +54,14 @@ def search_page(instruction: str) -> Page:
     return Page(tuple(texts), ("search",), has_search_bar=True)
 
 
+def on_page(products: list[Product], page: int) -> list[Product]:
+    """The results page ``page`` (from 1) lists."""
+    return products[(page - 1) * PER_PAGE : page * PER_PAGE]
+
+
 def results_page(instruction: str, products: list[Product], page: int) -> Page:
     """Page ``page`` (from 1) of the search results ``products``."""
-    shown = products[(page - 1) * PER_PAGE : page * PER_PAGE]
+    shown = on_page(products, page)
     buttons = [BACK, *([PREV] if page > 1 else []), NEXT]
     texts = [*_header(instruction), f"Page {page} (Total results: {len(products)})", *buttons[1:]]
     for product in shown:

@@ -86,7 +86,7 @@ def html(browser: Browser, session_id: str, show_attrs: bool) -> str:
     if browser.kind == "search":
         return _render("search_page.html", **shared)
     if browser.kind == "results":
-        shown = browser.results[(browser.page_number - 1) * pages.PER_PAGE :][: pages.PER_PAGE]
+        shown = pages.on_page(browser.results, browser.page_number)
         return _render(
             "results_page.html",
             **shared,

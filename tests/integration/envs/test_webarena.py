@@ -58,6 +58,8 @@ def test_eval_and_rollout_run_on_a_webarena_server_and_env_list_says_it_is_clien
         rolled = agentgym("rollout", *common, "--split", "test", "--prompt", "native",
                           "--out", str(tmp_path / "rollout"))  # fmt: skip
         checked = agentgym("env", "check", server.url, "--env", "webarena", "--steps", "1")
+        collected = agentgym("collect", "--env", "webarena", "--env-server", server.url,
+                             "--out", str(tmp_path / "demos.jsonl"))  # fmt: skip
         assert server.envs == {}  # every env closed again
     assert evaluated.returncode == 0, evaluated.stderr
     assert rolled.returncode == 0, rolled.stderr
@@ -74,6 +76,9 @@ def test_eval_and_rollout_run_on_a_webarena_server_and_env_list_says_it_is_clien
         assert {e["meta"]["prompt"] for e in episodes.values()} == {prompt}
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert "verdict: PASS" in checked.stdout
+
+    assert collected.returncode == 2 and collected.stderr.strip().count("\n") == 0
+    assert "only a client for webarena, so no oracle plays it" in collected.stderr
 
     listed = agentgym("env", "list")
     row = next(line for line in listed.stdout.splitlines() if "webarena" in line)
