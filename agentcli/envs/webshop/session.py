@@ -109,7 +109,7 @@ class WebShopSession:
         self._environment = environment
         self.browser: Browser | None = None
         self.session_id = ""  # WebShop's: the goal index, as AgentGym's client resets
-        self._rng = random.Random()
+        self._rng = random.Random(0)  # each reset seeds its own
 
     def reset(self, index: int) -> Transition:
         self.browser = Browser(self._environment.goal(index))
