@@ -23,17 +23,15 @@ from __future__ import annotations
 
 import itertools
 import re
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-import uvicorn
 from fastapi import FastAPI, Request
 
 from agentcli.agentgym_prompts import AGENTGYM_OPENINGS
-from tests.support.servers import free_port
+from tests.support.servers import app_in_thread
 
 # WebArena's p_cot_id_actree_2s prompt template
 TEMPLATE = """OBSERVATION:
@@ -183,15 +181,5 @@ def webarena_server(port: int | None = None) -> Iterator[WebArenaStandIn]:
     """The stand-in running in a background thread until the block ends (on ``port``, else
     a free one)."""
     running = WebArenaStandIn()
-    port = port or free_port()
-    server = uvicorn.Server(uvicorn.Config(build_app(running), port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started and thread.is_alive():
-        threading.Event().wait(0.02)
-    running.url = f"http://127.0.0.1:{port}"
-    try:
+    with app_in_thread(build_app(running), port) as running.url:
         yield running
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
