@@ -34,6 +34,10 @@ class EnvServerError(AgentGymError):
     """An environment server is unreachable or answered with an error."""
 
 
+class SessionStateError(UsageError):
+    """A call the session cannot answer in its state (a page that shows no instruction)."""
+
+
 class TaskNotFoundError(UsageError):
     """An item index or id outside what the environment offers."""
 
