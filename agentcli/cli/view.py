@@ -58,5 +58,4 @@ def view(
     from agentcli.view.server import bind
 
     server = bind(path, host, port)
-    result(f"serving {path} at {server.url} (Ctrl-C stops it)")
-    server.run()
+    server.run(on_ready=lambda: result(f"serving {path} at {server.url} (Ctrl-C stops it)"))

@@ -11,16 +11,18 @@ error naming the file and line.
 
 from __future__ import annotations
 
+import functools
+import itertools
 import json
+import operator
 import threading
 from array import array
 from collections import Counter, OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from agentcli.data.records import parse_item_id
 from agentcli.errors import AgentGymError, UsageError
 
 Kind = Literal["episodes", "corrections", "privileged"]
@@ -31,6 +33,7 @@ _KIND_KEYS: tuple[tuple[Kind, frozenset[str]], ...] = (
     ("privileged", frozenset({"item_id", "text"})),
 )
 _SEARCHES_KEPT = 8  # text searches remembered per index (a page turn must not redo one)
+_FLIP = bytes.maketrans(b"\x00\x01", b"\x01\x00")
 
 
 @dataclass(frozen=True)
@@ -47,31 +50,45 @@ class Stamp:
 
 
 class Codes:
-    """A column of few distinct strings (end reasons, categories): one small int a row."""
+    """A column of few distinct strings (end reasons, categories): one small int a row, one
+    byte while there are at most 256 values, so that a filter on one value is a byte
+    translation of the column rather than a loop over its rows."""
 
     def __init__(self) -> None:
         self.values: list[str | None] = []
         self._code: dict[str | None, int] = {}
-        self.rows = array("I")
+        self.rows = array("B")
+        self._counts: list[tuple[str, int]] | None = None
 
     def append(self, value: str | None) -> None:
+        self._counts = None
         code = self._code.get(value)
         if code is None:
             code = self._code[value] = len(self.values)
             self.values.append(value)
+            if code == 256:
+                self.rows = array("I", self.rows)
         self.rows.append(code)
 
     def __getitem__(self, row: int) -> str | None:
         return self.values[self.rows[row]]
 
-    def code(self, value: str) -> int | None:
-        return self._code.get(value)
+    def mask(self, value: str) -> bytes:
+        """1 for each row holding ``value``, else 0."""
+        code = self._code.get(value)
+        if code is None:
+            return bytes(len(self.rows))
+        if self.rows.typecode == "B":
+            return self.rows.tobytes().translate(bytes(int(c == code) for c in range(256)))
+        return bytes(c == code for c in self.rows)
 
     def counts(self) -> list[tuple[str, int]]:
         """(value, rows holding it), most frequent first; rows without a value left out."""
-        counted = Counter(self.rows)
-        pairs = [(self.values[code], count) for code, count in counted.items()]
-        return sorted(((v, n) for v, n in pairs if v is not None), key=lambda p: (-p[1], p[0]))
+        if self._counts is None:
+            pairs = [(self.values[code], n) for code, n in Counter(self.rows).items()]
+            self._counts = sorted(((v, n) for v, n in pairs if v is not None),
+                                  key=lambda pair: (-pair[1], pair[0]))  # fmt: skip
+        return self._counts
 
 
 @dataclass(frozen=True)
@@ -103,6 +120,7 @@ class RecordIndex:
         self.categories = Codes()
         self.changed = array("l")  # corrections: steps the teacher changed
         self.first_change = array("l")  # corrections: the first such step, -1 when none
+        self._category = Categories()
         self._rows_by_item: dict[str, int] | None = None
         self._searches: OrderedDict[str, bytearray] = OrderedDict()
         self._lock = threading.Lock()
@@ -146,36 +164,36 @@ class RecordIndex:
 
     def matching(self, filters: Filters, corrected: RecordIndex | None = None) -> list[int]:
         """The rows that pass ``filters``, in file order; ``corrected`` is the index of the
-        corrections of this file's episodes (for ``filters.corrected``)."""
-        conditions = []
+        corrections of this file's episodes (for ``filters.corrected``).
+
+        Each condition is a mask (a byte a row, 1 where it holds), made by C-level byte
+        operations where it can be; the masks are and-ed as big integers."""
+        masks: list[bytes | bytearray] = []
         if filters.success is not None:
-            wanted = int(filters.success)
-            conditions.append(lambda row: self.success[row] == wanted)
-        for value, column in ((filters.end_reason, self.end_reasons),
-                              (filters.category, self.categories)):  # fmt: skip
-            if value:
-                code = column.code(value)
-                if code is None:
-                    return []
-                codes = column.rows
-                conditions.append(lambda row, codes=codes, code=code: codes[row] == code)
+            masks.append(self.success if filters.success else self.success.translate(_FLIP))
+        if filters.end_reason:
+            masks.append(self.end_reasons.mask(filters.end_reason))
+        if filters.category:
+            masks.append(self.categories.mask(filters.category))
         if filters.item:
-            item, ids = filters.item, self.item_ids
-            conditions.append(lambda row: item in ids[row])
+            masks.append(bytes(filters.item in item for item in self.item_ids))
         if filters.corrected is not None:
-            if self.kind == "corrections":
-                changes = self.changed
-            elif corrected is not None:
-                changes = array("l", (_changes(corrected, item) for item in self.item_ids))
-            else:
-                changes = array("l", [0]) * len(self)
-            wanted_change = filters.corrected
-            conditions.append(lambda row: (changes[row] > 0) == wanted_change)
-        rows: list[int] = [row for row in range(len(self)) if all(c(row) for c in conditions)]
+            changes = self._changes(corrected)
+            masks.append(bytes((change > 0) == filters.corrected for change in changes))
         if filters.text:
-            found = self._search(filters.text)
-            rows = [row for row in rows if found[row]]
-        return rows
+            masks.append(self._search(filters.text))
+        if not masks:
+            return list(range(len(self)))
+        every = functools.reduce(operator.and_, (int.from_bytes(m, "little") for m in masks))
+        return list(itertools.compress(range(len(self)), every.to_bytes(len(self), "little")))
+
+    def _changes(self, corrected: RecordIndex | None) -> array[int] | list[int]:
+        """Steps the teacher changed, per row (a file of corrections says it itself)."""
+        if self.kind == "corrections":
+            return self.changed
+        if corrected is None:
+            return [0] * len(self)
+        return [_changed_steps(corrected, item) for item in self.item_ids]
 
     def _search(self, text: str) -> bytearray:
         """1 for each row some string of whose record contains ``text``, ignoring case."""
@@ -244,7 +262,7 @@ class RecordIndex:
         meta = value.get("meta")
         reason = meta.get("end_reason") if isinstance(meta, dict) else None
         self.end_reasons.append(reason if isinstance(reason, str) else None)
-        self.categories.append(category_of(value["item_id"]))
+        self.categories.append(self._category(value["item_id"]))
         changed = [s.get("t", -1) for s in steps if isinstance(s, dict) and s.get("is_corrected")]
         self.changed.append(len(changed))
         self.first_change.append(min(changed, default=-1))
@@ -256,7 +274,7 @@ def _kind_of(value: Any) -> Kind | None:
     return next((kind for kind, keys in _KIND_KEYS if keys <= value.keys()), None)
 
 
-def _changes(corrections: RecordIndex, item_id: str) -> int:
+def _changed_steps(corrections: RecordIndex, item_id: str) -> int:
     row = corrections.row_of(item_id)
     return 0 if row is None else corrections.changed[row]
 
@@ -280,22 +298,30 @@ def searchable_text(value: Any) -> str:
     return "\n".join(parts).lower()
 
 
-def category_of(item_id: str) -> str | None:
-    """The item's task category (sciworld task, alfworld type, babyai level) where its env is
-    built in and has categories, as eval's per-category metrics name it."""
-    from agentcli.envs.registry import SPECS
+class Categories:
+    """An item's task category (sciworld task, alfworld type, babyai level) where its env is
+    built in and has categories, as eval's per-category metrics name it; each env looked up
+    once."""
 
-    try:
-        env, index = parse_item_id(item_id)
-    except UsageError:
-        return None
-    spec = SPECS.get(env)
-    if spec is None or spec.categories is None:
-        return None
-    try:
-        return spec.categories(index)
-    except AgentGymError:  # an index the env does not have (an imported file's): no category
-        return None
+    def __init__(self) -> None:
+        self._of_env: dict[str, Callable[[int], str] | None] = {}
+
+    def __call__(self, item_id: str) -> str | None:
+        env, _, index = item_id.rpartition("_")
+        if not index.isdigit():
+            return None
+        if env not in self._of_env:
+            from agentcli.envs.registry import SPECS
+
+            spec = SPECS.get(env)
+            self._of_env[env] = None if spec is None else spec.categories
+        categorise = self._of_env[env]
+        if categorise is None:
+            return None
+        try:
+            return categorise(int(index))
+        except AgentGymError:  # an index the env does not have (an imported file's): none
+            return None
 
 
 class Indexes:

@@ -9,6 +9,8 @@ Routes: ``/`` the page; ``/assets/<file>``; ``/api/overview``; ``/api/list?d=&pa
 from __future__ import annotations
 
 import socket
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -30,8 +32,18 @@ def asset(name: str) -> bytes:
     return resources.files("agentcli.view").joinpath("static", name).read_bytes()
 
 
-def create_app(view: View) -> FastAPI:
-    app = FastAPI(title="agentgym view", docs_url=None, redoc_url=None, openapi_url=None)
+def create_app(view: View, on_ready: Callable[[], None] | None = None) -> FastAPI:
+    """The app over ``view``; ``on_ready`` is called once it is serving."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if on_ready is not None:
+            on_ready()
+        yield
+
+    app = FastAPI(
+        title="agentgym view", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan
+    )
 
     @app.exception_handler(UsageError)
     async def _usage(request: Request, error: UsageError) -> JSONResponse:
@@ -82,11 +94,12 @@ class BoundServer:
     sock: socket.socket
     url: str
 
-    def run(self) -> None:
-        """Serve until interrupted (Ctrl-C, SIGTERM)."""
+    def run(self, on_ready: Callable[[], None] | None = None) -> None:
+        """Serve until interrupted (Ctrl-C, SIGTERM); ``on_ready`` once it answers."""
         import uvicorn
 
-        config = uvicorn.Config(create_app(self.view), log_level="warning", access_log=False)
+        app = create_app(self.view, on_ready)
+        config = uvicorn.Config(app, log_level="warning", access_log=False)
         try:
             uvicorn.Server(config).run(sockets=[self.sock])
         finally:

@@ -134,3 +134,16 @@ def test_the_bench_file_has_a_third_won_and_distinct_items(tmp_path):
     index = RecordIndex(path)
     assert len(index) == 3000 and sum(index.success) == 1000
     assert len(set(index.item_ids)) == 3000 and index.record(2999)["item_id"] == "babyai_2999"
+
+
+def test_a_column_of_many_values_still_filters_by_one():
+    from agentcli.view.index import Codes
+
+    column = Codes()
+    for row in range(600):
+        column.append(f"level-{row % 300}" if row % 7 else None)
+    assert column.rows.typecode == "I"  # past 256 values: four bytes a row
+    assert column.mask("level-5") == bytes(int(row % 300 == 5 and row % 7 != 0)
+                                           for row in range(600))  # fmt: skip
+    assert column.mask("level-999") == bytes(600)
+    assert column[8] == "level-8" and column[7] is None
