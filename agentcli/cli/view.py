@@ -41,10 +41,12 @@ def view(
         bool, typer.Option("--overwrite", help="--export: replace an earlier export there.")
     ] = False,
 ) -> None:
-    """Browse episodes in a local web page: results per iteration, episode lists with filters,
-    each step beside the teacher's correction, the same item across iterations.
+    """Browse a run, an eval or a file of episodes in a local web page, or export it.
 
-    Serves until Ctrl-C. Example: agentgym view runs/quickstart
+    Results per iteration, episode lists with filters, each step beside the teacher's
+    correction, the same item across iterations. Serves until Ctrl-C.
+
+    Example: agentgym view runs/quickstart
     """
     if export is not None:
         from agentcli.view.export import export_site

@@ -77,8 +77,7 @@ class Browser:
             "sessionId"
         ]
         self.page("Page.enable")
-        metrics = {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}
-        self.page("Emulation.setDeviceMetricsOverride", metrics)
+        self.resize(width, height)
 
     def __enter__(self) -> Browser:
         return self
@@ -135,6 +134,11 @@ class Browser:
         return self.call(method, params, self._session)
 
     # --- what a test does -----------------------------------------------------------------
+
+    def resize(self, width: int, height: int) -> None:
+        """The page's viewport, in CSS pixels (what a screenshot holds)."""
+        metrics = {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}
+        self.page("Emulation.setDeviceMetricsOverride", metrics)
 
     def goto(self, url: str) -> None:
         self.page("Page.navigate", {"url": url})

@@ -24,15 +24,26 @@ class RunningView:
 
 
 @contextmanager
-def running_view(path: Path, *args: str, timeout: float = 120) -> Iterator[RunningView]:
+def running_view(path: Path, *args: str) -> Iterator[RunningView]:
+    """``agentgym view PATH --port 0 ARGS``."""
+    with serving(["view", str(path), "--port", "0", *args]) as running:
+        yield running
+
+
+@contextmanager
+def serving(
+    arguments: list[str], *, cwd: Path | None = None, timeout: float = 120
+) -> Iterator[RunningView]:
+    """``agentgym ARGUMENTS`` (a view that serves), until the block ends."""
     environ = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1", "TERM": "dumb"}
     started = time.perf_counter()
     process = subprocess.Popen(
-        [sys.executable, "-m", "agentcli.cli.main", "view", str(path), "--port", "0", *args],
+        [sys.executable, "-m", "agentcli.cli.main", *arguments],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         env=environ,
+        cwd=cwd,
     )
     try:
         line = process.stdout.readline() if process.stdout else ""  # blocks until it serves
@@ -40,7 +51,7 @@ def running_view(path: Path, *args: str, timeout: float = 120) -> Iterator[Runni
         if match is None:
             process.kill()
             _, errors = process.communicate(timeout=timeout)
-            raise RuntimeError(f"agentgym view did not start: {line}{errors}")
+            raise RuntimeError(f"agentgym {' '.join(arguments)} did not serve: {line}{errors}")
         yield RunningView(match["url"], process, time.perf_counter() - started)
     finally:
         process.terminate()

@@ -54,6 +54,11 @@
   const count = (x) => (x === null || x === undefined ? "–" : Number(x).toLocaleString("en"));
   const plural = (n, word) => `${count(n)} ${word}${n === 1 ? "" : "s"}`;
 
+  // a path that may wrap after each "/", never inside a name
+  function breakable(path) {
+    return path.split("/").flatMap((part, i, parts) => (i < parts.length - 1 ? [`${part}/`, h("wbr")] : [part]));
+  }
+
   function badge(success) {
     return success
       ? h("span", { class: "badge won" }, "succeeded")
@@ -235,7 +240,7 @@
         h("td", {}, dataset.env || ""),
         ...datasetFacts(dataset),
         datasetLinks(dataset),
-        h("td", { class: "path" }, dataset.id)));
+        h("td", { class: "path" }, breakable(dataset.id))));
     }
     return h("section", {}, h("h2", {}, "Episodes and corrections"),
       overview.datasets.length ? h("table", { class: "datasets" }, h("tbody", {}, body)) : h("p", { class: "muted" }, "No files of episodes or corrections yet."));
@@ -382,13 +387,15 @@
     const outcome = [];
     if (step.reward) outcome.push(h("span", { class: "reward" }, `reward ${number(step.reward)}`));
     if (step.done) outcome.push(h("span", { class: "done" }, "done"));
+    // what the agent saw on the left; what it did (and what the teacher would do) on the right
     return h("article", { class: classes.join(" "), id: `step-${step.t}`, "data-step": step.t },
       h("header", {}, h("span", { class: "t" }, `step ${step.t}`), tag, outcome),
-      h("pre", { class: "observation" }, step.observation),
-      step.candidate_actions ? h("details", { class: "candidates" }, h("summary", {}, `${step.candidate_actions.length} valid actions`), h("p", {}, step.candidate_actions.join(" · "))) : null,
-      h("div", { class: teacher ? "turns two" : "turns" },
-        turn("student", step.reason, step.action),
-        teacher ? turn("teacher", teacher.reason, teacher.action) : null));
+      h("div", { class: "step-body" },
+        h("div", {}, h("pre", { class: "observation" }, step.observation),
+          step.candidate_actions ? h("details", { class: "candidates" }, h("summary", {}, `${step.candidate_actions.length} valid actions`), h("p", {}, step.candidate_actions.join(" · "))) : null),
+        h("div", { class: teacher ? "turns two" : "turns" },
+          turn("student", step.reason, step.action),
+          teacher ? turn("teacher", teacher.reason, teacher.action) : null)));
   }
 
   function jump(t) {
@@ -424,8 +431,10 @@
       rows.push(h("tr", { class: same ? "same" : "" }, h("td", { class: "num muted" }, t),
         others.map((o) => h("td", { class: o.current ? "current" : "" }, actionCell(o.actions[t])))));
     }
-    return h("details", { class: "elsewhere", open: true, id: "elsewhere" },
-      h("summary", {}, `This item elsewhere in the run (${others.length - 1} more)`),
+    // open unless the teacher's correction is the page's subject (a rollout's episode)
+    const outcomes = others.filter((o) => !o.current).map((o) => h("span", { class: "outcome" }, `${o.label}: `, badge(o.success)));
+    return h("details", { class: "elsewhere", open: !page.correction, id: "elsewhere" },
+      h("summary", {}, "This item elsewhere in the run ", outcomes),
       h("div", { class: "scroll" }, h("table", { class: "side-by-side" }, h("thead", {}, head), h("tbody", {}, rows))));
   }
 
