@@ -8,8 +8,10 @@ from typing import Annotated
 import typer
 
 from agentcli.cli._output import result
+from agentcli.errors import UsageError
 
 DEFAULT_PORT = 8765
+DEFAULT_HOST = "127.0.0.1"
 
 
 def view(
@@ -22,12 +24,22 @@ def view(
         ),
     ],
     port: Annotated[
-        int,
-        typer.Option(help="TCP port; 0: any free one.", min=0, max=65535),
-    ] = DEFAULT_PORT,
+        int | None,
+        typer.Option(
+            help=f"TCP port (default: {DEFAULT_PORT}); 0: any free one.",
+            min=0,
+            max=65535,
+            show_default=False,
+        ),
+    ] = None,
     host: Annotated[
-        str, typer.Option(help="Interface to bind; 0.0.0.0 exposes it to the network.")
-    ] = "127.0.0.1",
+        str | None,
+        typer.Option(
+            help=f"Interface to bind (default: {DEFAULT_HOST}, loopback only); 0.0.0.0 exposes"
+            " it to the network.",
+            show_default=False,
+        ),
+    ] = None,
     export: Annotated[
         Path | None,
         typer.Option(
@@ -51,13 +63,17 @@ def view(
     if export is not None:
         from agentcli.view.export import export_site
 
+        if port is not None or host is not None:
+            raise UsageError("--port and --host are for serving; --export writes files: drop them")
         exported = export_site(path, export, overwrite=overwrite)
         result(
             f"{exported.records:,} records of {exported.datasets} files → {exported.out}"
             f" (open {exported.out / 'index.html'})"
         )
         return
+    if overwrite:
+        raise UsageError("--overwrite replaces an earlier export: give --export DIR too")
     from agentcli.view.server import bind
 
-    server = bind(path, host, port)
+    server = bind(path, host or DEFAULT_HOST, DEFAULT_PORT if port is None else port)
     server.run(on_ready=lambda: result(f"serving {path} at {server.url} (Ctrl-C stops it)"))

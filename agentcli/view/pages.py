@@ -80,8 +80,12 @@ class View:
         """The run's report as ``agentgym report`` reads it, re-read when its files change."""
         if self.source.manifest is None:
             return None
-        files = [self.source.manifest] + [d.path for d in self.source.datasets]
-        files += [d.metrics for d in self.source.datasets if d.metrics is not None]
+        evaluated = [d for d in self.source.datasets if d.metrics is not None]
+        files = [
+            self.source.manifest,
+            *(d.path for d in evaluated),
+            *(d.metrics for d in evaluated),
+        ]
         stamps = tuple(_stamp(path) for path in files)
         with self._lock:
             if self._report is not None and self._report[0] == stamps:

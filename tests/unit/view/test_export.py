@@ -90,3 +90,19 @@ def test_port_0_binds_a_free_port_and_says_which(episodes):
         assert server.url == f"http://127.0.0.1:{server.sock.getsockname()[1]}/"
     finally:
         server.sock.close()
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--export", "site", "--port", "9000"], "--port and --host are for serving"),
+        (["--overwrite"], "--overwrite replaces an earlier export: give --export DIR too"),
+    ],
+)
+def test_options_that_would_do_nothing_are_refused(episodes, options, message):
+    from typer.testing import CliRunner
+
+    from agentcli.cli.main import app
+
+    invoked = CliRunner().invoke(app, ["view", str(episodes), *options])
+    assert isinstance(invoked.exception, UsageError) and message in str(invoked.exception)
