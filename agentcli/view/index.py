@@ -27,11 +27,11 @@ from agentcli.errors import AgentGymError, UsageError
 
 Kind = Literal["episodes", "corrections", "privileged"]
 # The keys that say which record a line holds (Episode, Correction, PrivilegedState).
-_KIND_KEYS: tuple[tuple[Kind, frozenset[str]], ...] = (
-    ("episodes", frozenset({"item_id", "instruction", "steps"})),
-    ("corrections", frozenset({"item_id", "summary", "steps"})),
-    ("privileged", frozenset({"item_id", "text"})),
-)
+_KIND_KEYS: dict[Kind, frozenset[str]] = {
+    "episodes": frozenset({"item_id", "instruction", "steps"}),
+    "corrections": frozenset({"item_id", "summary", "steps"}),
+    "privileged": frozenset({"item_id", "text"}),
+}
 _SEARCHES_KEPT = 8  # text searches remembered per index (a page turn must not redo one)
 _FLIP = bytes.maketrans(b"\x00\x01", b"\x01\x00")
 
@@ -242,8 +242,8 @@ class RecordIndex:
                 self._add(value, number, start, len(line.rstrip(b"\r\n")))
 
     def _add(self, value: Any, number: int, offset: int, length: int) -> None:
-        kind = _kind_of(value)
-        if kind is None or (self.kind is not None and kind != self.kind):
+        kind = _kind_of(value, self.kind)
+        if kind is None:
             expected = f"a record like those before it ({self.kind})" if self.kind else (
                 "an Episode, a Correction or a PrivilegedState record")  # fmt: skip
             raise UsageError(
@@ -251,10 +251,12 @@ class RecordIndex:
                 " corrections or privileged state"
             )
         self.kind = kind
+        item_id = value["item_id"]
         self.offsets.append(offset)
         self.lengths.append(length)
-        self.item_ids.append(value["item_id"])
-        steps = value.get("steps") or []
+        self.item_ids.append(item_id)
+        self.categories.append(self._category(item_id))
+        steps = value.get("steps") or ()
         self.steps.append(len(steps))
         self.success.append(value.get("success") is True)
         reward = value.get("reward")
@@ -262,16 +264,23 @@ class RecordIndex:
         meta = value.get("meta")
         reason = meta.get("end_reason") if isinstance(meta, dict) else None
         self.end_reasons.append(reason if isinstance(reason, str) else None)
-        self.categories.append(self._category(value["item_id"]))
-        changed = [s.get("t", -1) for s in steps if isinstance(s, dict) and s.get("is_corrected")]
-        self.changed.append(len(changed))
-        self.first_change.append(min(changed, default=-1))
+        if kind == "corrections":
+            changed = [step.get("t", -1) for step in steps
+                       if isinstance(step, dict) and step.get("is_corrected")]  # fmt: skip
+            self.changed.append(len(changed))
+            self.first_change.append(min(changed, default=-1))
+        else:
+            self.changed.append(0)
+            self.first_change.append(-1)
 
 
-def _kind_of(value: Any) -> Kind | None:
+def _kind_of(value: Any, expected: Kind | None) -> Kind | None:
+    """Which record ``value`` is; None when it is none, or not the ``expected`` one."""
     if not isinstance(value, dict) or not isinstance(value.get("item_id"), str):
         return None
-    return next((kind for kind, keys in _KIND_KEYS if keys <= value.keys()), None)
+    if expected is not None:
+        return expected if _KIND_KEYS[expected] <= value.keys() else None
+    return next((kind for kind, keys in _KIND_KEYS.items() if keys <= value.keys()), None)
 
 
 def _changed_steps(corrections: RecordIndex, item_id: str) -> int:
