@@ -69,9 +69,9 @@ class View:
             "kind": index.kind,
             "count": len(index),
             "successes": sum(index.success) if index.kind == "episodes" else None,
-            "corrected": sum(1 for n in index.changed if n)
+            "corrected": len(index.changed) - index.changed.tolist().count(0)
             if index.kind == "corrections"
-            else None,  # fmt: skip
+            else None,
             "has_corrections": dataset.corrections is not None,
             "metrics": _json_file(dataset.metrics),
         }
@@ -113,17 +113,13 @@ class View:
         shown = rows[page * PAGE_SIZE : (page + 1) * PAGE_SIZE]
         return {
             "dataset": self.summary(dataset),
-            "filters": {
-                key: value for key, value in asdict(filters).items() if value not in (None, "")
-            },  # fmt: skip
             "total": len(rows),
             "page": page,
             "pages": pages,
-            "size": PAGE_SIZE,
             "rows": [
                 self._row(dataset, index, row, record, corrections)
                 for row, record in index.records(shown)
-            ],  # fmt: skip
+            ],
             "facets": facets(index),
         }
 
