@@ -186,7 +186,8 @@ class View:
             return page | {
                 "kind": "corrections",
                 "steps": [_corrected_step(step) for step in correction.steps],
-                "correction": _correction_summary(correction, dataset.id, row, None),
+                # its raw JSON is the page's own: no second link to it
+                "correction": _correction_summary(correction, None, row, None),
                 "elsewhere": [],
             }
         episode = _validated(Episode, record, index, row)

@@ -162,7 +162,8 @@ def _file_dataset(path: Path, root: Path | None = None) -> Dataset:
         return Dataset(dataset_id, path, f"model {k} on training items", "rollout",
                        iteration=str(k), corrections=_existing(layout.corrections(k)),
                        privileged=_existing(layout.privileged_state))  # fmt: skip
-    return Dataset(dataset_id, path, "episodes", "episodes",
+    shown = path if root is None else root  # as the user gave it: a folder says what it is
+    return Dataset(dataset_id, path, str(shown), "episodes",
                    metrics=metrics if metrics.is_file() else None)  # fmt: skip
 
 
