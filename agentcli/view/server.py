@@ -8,6 +8,7 @@ Routes: ``/`` the page; ``/assets/<file>``; ``/api/overview``; ``/api/list?d=&pa
 
 from __future__ import annotations
 
+import contextlib
 import socket
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -100,10 +101,10 @@ class BoundServer:
 
         app = create_app(self.view, on_ready)
         config = uvicorn.Config(app, log_level="warning", access_log=False)
-        try:
+        # Ctrl-C is how a view ends (uvicorn raises it again once it has shut down), not an
+        # interruption of work to resume
+        with self.sock, contextlib.suppress(KeyboardInterrupt):
             uvicorn.Server(config).run(sockets=[self.sock])
-        finally:
-            self.sock.close()
 
 
 def bind(path: Path, host: str, port: int) -> BoundServer:

@@ -6,16 +6,18 @@ in ``DIR/artifacts/view/``)."""
 from __future__ import annotations
 
 import json
+import signal
 import urllib.parse
 from pathlib import Path
 
 import pytest
 
-from agentcli.data.jsonl import read_records
+from agentcli.data.jsonl import read_records, write_records
 from agentcli.data.records import Correction
 from tests.support.browser import NOT_INSTALLED, Browser, chromium
 from tests.support.cli import agentgym
 from tests.support.runs import evaluated_run
+from tests.support.view_records import episode
 from tests.support.view_server import running_view
 
 ENV = "babyai-putnext"
@@ -136,3 +138,13 @@ def test_a_path_view_cannot_read_is_one_line(tmp_path):
         " (runs/<name>), an eval or rollout directory (holding episodes.jsonl), or a JSONL"
         " file of episodes or corrections"
     ]
+
+
+def test_ctrl_c_ends_a_view_quietly(tmp_path):
+    """Ctrl-C is how a view ends: exit 0, not the 'interrupted: rerun to resume' of a stage."""
+    path = tmp_path / "episodes.jsonl"
+    write_records(path, [episode(1)])
+    with running_view(path) as served:
+        served.process.send_signal(signal.SIGINT)
+        _, errors = served.process.communicate(timeout=30)
+    assert served.process.returncode == 0 and errors == ""
