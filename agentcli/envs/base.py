@@ -112,3 +112,6 @@ class EnvSpec:
     # machine's settings see it; and a note `env list` adds to "ready".
     item_meta: Callable[[int], dict[str, Any]] | None = None
     note: Callable[[], str | None] = lambda: None
+    # the simulator runs one call at a time per process (alfworld's engine holds a process-wide
+    # lock): a command given no --env-server starts one built-in server per core
+    serial_engine: bool = False

@@ -18,10 +18,10 @@ import sys
 from agentcli.common import free_port
 from agentcli.config import dump_config
 from agentcli.errors import AgentGymError, UsageError
-from agentcli.train.arguments import require_tracker
 from agentcli.train.config import TrainConfig
 from agentcli.train.model import require_model_dir
 from agentcli.train.run import CheckpointEvaluator, TrainSummary, require_evaluator
+from agentcli.train.tracking import require_tracker
 
 WORKER = "agentcli.train.worker"
 

@@ -299,14 +299,15 @@ def filters_from(query: dict[str, str]) -> Filters:
 
 
 def _read_report(run: Path) -> dict[str, Any]:
-    from agentcli.iterate.report import paired_comparisons, read_report
+    """The rows and comparisons as ``agentgym report`` writes them into report.json."""
+    from agentcli.iterate.report import paired_comparisons, read_report, row_record
 
     try:
         rows = read_report(run)
     except UsageError as error:  # nothing evaluated yet: the episodes are still worth a look
         return {"rows": [], "comparisons": [], "note": str(error)}
     return {
-        "rows": [asdict(row) | {"success_se": row.success_se} for row in rows],
+        "rows": [row_record(row) for row in rows],
         "comparisons": [asdict(comparison) for comparison in paired_comparisons(run, rows)],
         "note": None,
     }

@@ -179,14 +179,15 @@
     if (!report.rows.length) return h("section", {}, h("h2", {}, "Results"), h("p", { class: "muted" }, report.note));
     const paid = report.rows.some((row) => row.teacher_cost > 0); // the oracle costs nothing
     const columns = ["iteration", "env", "items", "success", "score", "steps", "trained steps", paid ? "teacher $" : null];
+    // rows as report.json holds them: the control is iteration 1's, marked "control"
     const table = h("table", { class: "results" },
       h("thead", {}, h("tr", {}, columns.filter(Boolean).map((c) => h("th", {}, c)))),
-      h("tbody", {}, report.rows.map((row) => h("tr", { class: row.iteration === "control" ? "control" : "" },
-        h("td", {}, iterationName(row.iteration)),
-        h("td", {}, row.env),
-        h("td", { class: "num" }, count(row.episodes)),
+      h("tbody", {}, report.rows.map((row) => h("tr", { class: row.control ? "control" : "" },
+        h("td", {}, row.control ? "control" : iterationName(String(row.iteration))),
+        h("td", {}, row.env, row.split ? h("span", { class: "muted small" }, ` · ${row.split}`) : null),
+        h("td", { class: "num" }, count(row.items)),
         successCell(row.success_rate, row.success_se),
-        h("td", { class: "num" }, number(row.mean_score)),
+        h("td", { class: "num" }, number(row.mean_score), row.score_se ? h("span", { class: "muted" }, ` ± ${number(row.score_se, 2)}`) : null),
         h("td", { class: "num" }, number(row.mean_steps)),
         h("td", { class: "num" }, count(row.train_steps)),
         paid ? h("td", { class: "num" }, Number(row.teacher_cost).toFixed(2)) : null,
@@ -194,7 +195,8 @@
     const comparisons = report.comparisons.map((c) => h("li", {},
       `${c.env}: ${iterationName(c.model)} − ${c.baseline === "control" ? "the control" : iterationName(c.baseline)}: `,
       h("strong", { class: c.difference >= 0 ? "up" : "down" }, `${c.difference >= 0 ? "+" : "−"}${percent(Math.abs(c.difference))} ± ${percent(c.standard_error)}`),
-      ` points, paired over ${count(c.items)} items`));
+      ` points, paired over ${count(c.items)} items`,
+      c.wins === undefined ? null : h("span", { class: "muted" }, ` (won ${count(c.wins)}, lost ${count(c.losses)}, tied ${count(c.ties)})`)));
     return h("section", { class: "report" },
       h("h2", {}, "Results"),
       h("div", { class: "report-grid" },

@@ -84,10 +84,10 @@ def test_a_path_of_no_kind_view_reads_is_one_line(tmp_path, name, message):
 def test_the_overview_has_the_report_and_every_file(tmp_path):
     view = View(open_source(make_run(tmp_path / "run").root))
     overview = view.overview()
-    rows = {(row["iteration"], row["env"]): row for row in overview["report"]["rows"]}
-    assert rows[("1", ENV)]["success_rate"] == 0.5
-    assert rows[("1", ENV)]["success_se"] == pytest.approx((0.5 * 0.5 / 2) ** 0.5)
-    assert ("control", ENV) in rows
+    rows = {(row["iteration"], row["control"]): row for row in overview["report"]["rows"]}
+    assert rows[(1, False)]["success_rate"] == 0.5 and rows[(1, False)]["items"] == 2
+    assert rows[(1, False)]["success_se"] == pytest.approx((0.5 * 0.5 / 2) ** 0.5)
+    assert rows[(1, True)]["env"] == ENV  # the control, iteration 1's
     assert {(c["model"], c["baseline"]) for c in overview["report"]["comparisons"]} == {
         ("1", "0"), ("1", "control")}  # fmt: skip
     counts = {d["id"]: (d["count"], d["successes"], d["corrected"]) for d in overview["datasets"]}
