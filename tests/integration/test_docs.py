@@ -104,6 +104,14 @@ def test_build_data_page_builds_every_set(tmp_path):
 
 
 @pytest.mark.slow
+def test_rl_page_trains_the_tiny_model_with_grpo(tmp_path):
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    out = _run_page("rl.md", tmp_path)
+    assert "model written to runs/grpo/model" in out
+    assert (tmp_path / "runs" / "grpo" / "model" / "model.safetensors").is_file()
+
+
+@pytest.mark.slow
 def test_model_page_builds_both_models(tmp_path):
     _run_page("model.md", tmp_path)
     for name in ("tiny", "smollm2-135m"):

@@ -10,13 +10,15 @@ the update makes the winning calls likelier.
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 
+from agentcli.conversation import StudentView
 from agentcli.rl.environment import chatml_tool_template, environment_factory, prompt_rows
-from tests.support.docs import ROOT
 
+# no instruction: the prompt (Qwen2.5's system text and the tool schema, then the first
+# observation) stays short, so that each step takes about a second
+QUICK = StudentView(instruction=False)
 ACTIONS = ["get 1 birch logs", "craft 4 birch planks using 1 birch logs", "inventory",
            "get 4 birch log"]  # fmt: skip
 
@@ -48,11 +50,11 @@ def test_grpo_through_the_adapter_raises_the_env_reward(tiny_model, tmp_path, mo
         use_cpu=True,
         bf16=False,
         gradient_checkpointing=False,
-        max_steps=12,
+        max_steps=10,
         num_generations=8,
         per_device_train_batch_size=8,
         learning_rate=0.01,
-        max_completion_length=64,
+        max_completion_length=32,
         max_tool_calling_iterations=4,
         generation_kwargs={"suppress_tokens": suppressed},
         logging_steps=1,
@@ -64,11 +66,11 @@ def test_grpo_through_the_adapter_raises_the_env_reward(tiny_model, tmp_path, mo
         model=model,
         processing_class=tokenizer,
         args=config,
-        train_dataset=Dataset.from_list(prompt_rows("textcraft", [3]) * 8),
-        environment_factory=environment_factory("textcraft"),
+        train_dataset=Dataset.from_list(prompt_rows("textcraft", [3], QUICK) * 8),
+        environment_factory=environment_factory("textcraft", view=QUICK),
     )
     trainer.train()
     rewards = [entry["reward"] for entry in trainer.state.log_history if "reward" in entry]
-    assert len(rewards) == 12
+    assert len(rewards) == 10
     first, last = sum(rewards[:3]) / 3, sum(rewards[-3:]) / 3
     assert last >= first + 0.3, rewards

@@ -39,7 +39,7 @@ RULES = {
         "data",
         forbidden=tuple(
             f"agentcli.{layer}"
-            for layer in ("envs", "rollout", "policy", "teacher", "train", "iterate")
+            for layer in ("envs", "rollout", "policy", "teacher", "train", "iterate", "rl")
         ),
         allowed=("agentcli.iterate.run_layout",),  # where a run's files live, nothing more
     ),
@@ -47,7 +47,7 @@ RULES = {
     "envs": Rule(
         "envs",
         forbidden=tuple(
-            f"agentcli.{layer}" for layer in ("cli", "policy", "train", "rollout", "teacher")
+            f"agentcli.{layer}" for layer in ("cli", "policy", "train", "rollout", "teacher", "rl")
         ),
     ),
     # what data/ and teacher/ reach the iterate package for must not pull the rest of it in
@@ -58,9 +58,12 @@ RULES = {
     "train": Rule(
         "train",
         forbidden=tuple(
-            f"agentcli.{layer}" for layer in ("envs", "rollout", "evaluate", "policy", "teacher")
+            f"agentcli.{layer}"
+            for layer in ("envs", "rollout", "evaluate", "policy", "teacher", "rl")
         ),
     ),
+    # TRL's environments are built on envs/ and conversation.py, never on training or the CLI
+    "rl": Rule("rl", forbidden=tuple(f"agentcli.{layer}" for layer in ("cli", "train", "iterate"))),
     # what the student sees is rendered the same for every layer that shows it
     "conversation": Rule(
         "conversation.py",
