@@ -34,6 +34,10 @@ class EnvServerError(AgentGymError):
     """An environment server is unreachable or answered with an error."""
 
 
+class EngineServerError(AgentGymError):
+    """An inference engine (vLLM, SGLang) that a stage launched did not start or stopped."""
+
+
 class TaskNotFoundError(UsageError):
     """An item index or id outside what the environment offers."""
 

@@ -52,8 +52,12 @@ log = logging.getLogger("agentgym.iterate")
 PENDING, RUNNING, DONE, FAILED = "pending", "running", "done", "failed"
 INTERRUPTED = "interrupted"  # stopped by Ctrl-C (or SIGTERM): rerun to resume
 MANIFEST_VERSION = 1
-# Keys (the last part of a dotted path) that change how a stage runs, not what it makes.
-OPERATIONAL = frozenset({"env_server", "concurrency", "max_cost", "timeout_s", "max_retries"})
+# Keys (the last part of a dotted path) that change how a stage runs, not what it makes: the
+# servers, how many requests, and where a launched engine runs (its command, GPUs, ports).
+OPERATIONAL = frozenset(
+    {"env_server", "concurrency", "max_cost", "timeout_s", "max_retries"}
+    | {"command", "gpus", "port", "ready_timeout_s"}
+)
 
 Action = Literal["skip", "run", "redo"]
 
