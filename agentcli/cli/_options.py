@@ -81,7 +81,11 @@ Out = Annotated[
     Path | None, typer.Option(help="Output: a .jsonl file or a directory.", show_default=False)
 ]
 Model = Annotated[
-    Path | None, typer.Option(help="Local model directory (HF format).", show_default=False)
+    Path | None,
+    typer.Option(
+        help="Model directory (HF format): loaded here, or served by --policy vllm|sglang.",
+        show_default=False,
+    ),
 ]
 PolicyKind = Annotated[
     Literal["local", "openai", "oracle", "vllm", "sglang"] | None,
