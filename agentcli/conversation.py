@@ -291,6 +291,9 @@ _THOUGHT = re.compile(
     r"thought\s*\**\s*:\s*(.*?)(?=^\s*\**\s*action\s*\**\s*:|\Z)", re.I | re.M | re.S
 )
 _WRAPPING = " \t\"'`*."
+# WebArena's prompt (AgentGym's webarena opening) asks for "… In summary, the next action I
+# will perform is ```click [3]```"; its server acts on the first such span.
+_FENCED = re.compile(r"```(.*?)```", re.S)
 # A turn ends with its action line: "Action: <action>" and a newline (the action may start on
 # the next line; an empty "Action:" line does not end the turn).
 _ACTION_LINE = re.compile(r"Action:\s*\S[^\n]*\n")
@@ -308,16 +311,22 @@ def parse_reply(text: str) -> ParsedReply:
     model output is arbitrary.
 
     The action is the rest of the line after the last ``Action:`` (or, when that line is
-    empty, the next non-empty line); a reply without ``Action:`` whose text is a single line
-    is taken as the action itself, as AgentGym's clients do.
+    empty, the next non-empty line); a reply without ``Action:`` that holds text between
+    triple backticks acts on the first such text (WebArena's answer format), the reasoning
+    before it; a reply without either whose text is a single line is taken as the action
+    itself, as AgentGym's clients do.
     """
     text = text.replace("</s>", "").strip()
     thought_match = _THOUGHT.search(text)
     thought = thought_match.group(1).strip() if thought_match else ""
     matches = list(_ACTION.finditer(text))
+    fenced = _FENCED.search(text)
     if matches:
         last = matches[-1]
         candidate = last.group(1).strip() or _first_line(text[last.end() :])
+    elif fenced:
+        thought = thought or text[: fenced.start()].strip()
+        candidate = fenced.group(1)
     elif "\n" not in text:
         candidate = text
     else:

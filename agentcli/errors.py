@@ -38,6 +38,10 @@ class EngineServerError(AgentGymError):
     """An inference engine (vLLM, SGLang) that a stage launched did not start or stopped."""
 
 
+class SessionStateError(UsageError):
+    """A call the session cannot answer in its state (a page that shows no instruction)."""
+
+
 class TaskNotFoundError(UsageError):
     """An item index or id outside what the environment offers."""
 

@@ -1,10 +1,13 @@
-"""Metrics over Episodes: success rate, mean score and mean steps, per env and per category."""
+"""Metrics over Episodes: success rate, mean score and mean steps, per env and per category,
+each rate and mean with its standard error; ``metrics.json`` also names what was evaluated."""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
+import math
+import statistics
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
@@ -15,6 +18,7 @@ from agentcli.common import END_ERROR, write_atomic
 from agentcli.data.jsonl import read_records
 from agentcli.data.records import Episode, parse_item_id
 from agentcli.envs.registry import get_spec
+from agentcli.resume import settings_digest, settings_path
 
 if TYPE_CHECKING:
     from agentcli.rollout import RolloutConfig
@@ -31,18 +35,31 @@ class Metrics:
     mean_score: float
     mean_steps: float
     errors: int
+    # new columns go last: summary.csv keeps the order of these fields
+    success_se: float  # standard error of success_rate
+    score_se: float  # standard error of mean_score
+
+
+def standard_error(values: list[float]) -> float:
+    """The standard error of the mean of ``values``: their deviation over √count. For 0/1
+    values (success) it is the binomial ``√(p(1-p)/n)``."""
+    return statistics.pstdev(values) / math.sqrt(len(values))
 
 
 def _summarise(env: str, category: str, episodes: list[Episode]) -> Metrics:
     count = len(episodes)
+    successes = [float(e.success) for e in episodes]
+    scores = [e.reward for e in episodes]
     return Metrics(
         env=env,
         category=category,
         episodes=count,
-        success_rate=sum(e.success for e in episodes) / count,
-        mean_score=sum(e.reward for e in episodes) / count,
+        success_rate=sum(successes) / count,
+        mean_score=sum(scores) / count,
         mean_steps=sum(e.n_steps for e in episodes) / count,
         errors=sum(e.meta.get("end_reason") == END_ERROR for e in episodes),
+        success_se=standard_error(successes),
+        score_se=standard_error(scores),
     )
 
 
@@ -69,8 +86,25 @@ def compute_metrics(episodes: Iterable[Episode]) -> list[Metrics]:
     return rows
 
 
-def write_metrics(rows: list[Metrics], out_dir: Path) -> None:
-    """``summary.csv`` (one row per env and category) and ``metrics.json``, atomically."""
+def evaluated(settings: dict[str, Any]) -> dict[str, Any]:
+    """What ``metrics.json`` says was evaluated, from the episodes' kept settings: the split,
+    who played (the model's path or the endpoint's model name; a digest of its weights), and a
+    digest of every setting that shapes an episode, equal for two evals of the same settings."""
+    policy = settings["policy"]
+    return {
+        "split": settings["split"],
+        "policy": policy["kind"],
+        "model": policy["model"] or policy["model_name"],
+        "weights_digest": policy["weights"],
+        "settings_digest": settings_digest(settings),
+    }
+
+
+def write_metrics(
+    rows: list[Metrics], out_dir: Path, identity: dict[str, Any] | None = None
+) -> None:
+    """``summary.csv`` (one row per env and category) and ``metrics.json``, whose rows also
+    carry ``identity`` (``evaluated``), atomically."""
     table = io.StringIO()
     writer = csv.DictWriter(table, fieldnames=list(Metrics.__dataclass_fields__))
     writer.writeheader()
@@ -79,9 +113,8 @@ def write_metrics(rows: list[Metrics], out_dir: Path) -> None:
             {k: round(v, 4) if isinstance(v, float) else v for k, v in asdict(row).items()}
         )
     write_atomic(out_dir / "summary.csv", table.getvalue())
-    write_atomic(
-        out_dir / "metrics.json", json.dumps([asdict(row) for row in rows], indent=2) + "\n"
-    )
+    rows_json = [asdict(row) | (identity or {}) for row in rows]
+    write_atomic(out_dir / "metrics.json", json.dumps(rows_json, indent=2) + "\n")
 
 
 def evaluate(config: RolloutConfig, on_progress: Any = None) -> list[Metrics]:
@@ -90,5 +123,6 @@ def evaluate(config: RolloutConfig, on_progress: Any = None) -> list[Metrics]:
 
     execute(config, on_progress)
     rows = compute_metrics(read_records(config.episodes_path, Episode))
-    write_metrics(rows, config.episodes_path.parent)
+    settings = json.loads(settings_path(config.episodes_path).read_text(encoding="utf-8"))
+    write_metrics(rows, config.episodes_path.parent, evaluated(settings))
     return rows

@@ -43,6 +43,12 @@ def guard_output(records: Path, settings: Mapping[str, Any], *, overwrite: bool)
     write_atomic(kept, json.dumps(settings, indent=2, sort_keys=True, default=str) + "\n")
 
 
+def settings_digest(settings: Mapping[str, Any]) -> str:
+    """A sha256 of ``settings`` (key order aside): equal exactly when the settings are."""
+    canonical = json.dumps(settings, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
 def refuse_other_settings(records: Path, settings: Mapping[str, Any]) -> None:
     """Raise ``UsageError`` when ``records`` holds records of settings other than ``settings``
     (or of settings not kept beside it); an empty or missing ``records`` holds none."""

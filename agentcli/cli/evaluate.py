@@ -24,8 +24,9 @@ def _run(config) -> None:
         table.add_column(column, justify="left" if column in ("env", "category") else "right")
     for row in rows:
         table.add_row(
-            row.env, row.category, str(row.episodes), f"{row.success_rate:.1%}",
-            f"{row.mean_score:.3g}", f"{row.mean_steps:.1f}", str(row.errors),
+            row.env, row.category, str(row.episodes),
+            f"{100 * row.success_rate:.1f} ± {100 * row.success_se:.1f}%",
+            f"{row.mean_score:.3g} ± {row.score_se:.2g}", f"{row.mean_steps:.1f}", str(row.errors),
         )  # fmt: skip
     stdout.print(table)
 

@@ -40,6 +40,7 @@ def iterate(
     """
     from agentcli.iterate.config import iteration_numbers
     from agentcli.iterate.loop import iteration_line, resolve_iterations, run_iteration
+    from agentcli.iterate.report import CSV_NAME, JSON_NAME, PLOT_NAME
 
     configs = resolve_iterations(config, iteration_numbers(iteration, iterations), overrides or [])
     if print_config:
@@ -56,6 +57,8 @@ def iterate(
                 progress=progress,
             )
         result(iteration_line(resolved, outcomes))
+    run = configs[-1].run
+    result(f"report → {', '.join(str(run / name) for name in (CSV_NAME, JSON_NAME, PLOT_NAME))}")
 
 
 @contextmanager

@@ -24,6 +24,7 @@ from agentcli.cli import (
     report,
     rollout,
     train,
+    view,
 )
 from agentcli.cli._output import setup_logging, stderr, stdout
 
@@ -47,6 +48,7 @@ app.command("correct")(correct.correct)
 app.command("build-data")(build_data.build_data)
 app.command()(iterate.iterate)
 app.command()(report.report)
+app.command()(view.view)
 
 
 def _show_version(value: bool) -> None:

@@ -89,10 +89,14 @@ HYPERPARAMETER_OPTIONS = [
         ("save_steps", "save_steps", int, "--save-steps",
          "Resumable checkpoint every N steps (default: 200)."),
         ("report_to", "report_to", ReportTo, "--report-to",
-         "Tracker the logs go to (default: none)."),
-        ("wandb_project", "project", str, "--wandb-project", "Tracker project (wandb, trackio)."),
-        ("run_name", "run_name", str, "--run-name", "Run name for the tracker."),
+         "Tracker the logs go to (default: none); where each writes: docs/train.md."),
+        ("run_name", "run_name", str, "--run-name",
+         "The run's name in the tracker (and its TensorBoard folder)."),
     ]
+] + [
+    _option("project", "hyperparameters.project", str, "--project", "--wandb-project",
+            help="Tracker project, trackio's or wandb's (default: huggingface).",
+            panel=HYPERPARAMETERS),
 ]  # fmt: skip
 BETA_OPTIONS = [
     _option("beta", "hyperparameters.beta", float, "--beta",

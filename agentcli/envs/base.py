@@ -89,7 +89,7 @@ class EnvSpec:
     """What the rest of agentgym knows about an environment without importing its simulator.
 
     ``load`` imports the simulator package and builds the per-process ``Environment``
-    (None for an env we would only have a client for, such as WebArena); ``missing`` returns
+    (None for an env we only have a client for, such as WebArena); ``missing`` returns
     why the env cannot run on this machine (e.g. no ``java``), or None. ``probe_action`` is a
     harmless action that ``env check`` sends to servers that offer no expert.
     """
@@ -112,3 +112,12 @@ class EnvSpec:
     # machine's settings see it; and a note `env list` adds to "ready".
     item_meta: Callable[[int], dict[str, Any]] | None = None
     note: Callable[[], str | None] = lambda: None
+    # the simulator runs one call at a time per process (alfworld's engine holds a process-wide
+    # lock): a command given no --env-server starts one built-in server per core
+    serial_engine: bool = False
+    # GET routes of AgentGym's server for the env beyond the common ones: path -> what a
+    # session answers there (webshop's /available_actions, /instruction_text, /state)
+    session_routes: dict[str, Callable[[Any], Any]] = field(default_factory=dict)
+    # an env with no simulator here whose items are known all the same: split -> indices
+    # (WebArena's 812 tasks)
+    known_splits: Callable[[], dict[str, list[int]]] | None = None

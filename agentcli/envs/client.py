@@ -209,6 +209,11 @@ class EnvClient:
             return  # ours: the route is there, and (as asked) no session -1
 
     def _no_expert(self) -> NoExpertError:
+        if get_spec(self.env).load is None:
+            return NoExpertError(
+                f"the {self.env} server at {self.base_url} has no /expert, and agentgym has"
+                f" only a client for {self.env}, so no oracle plays it: use a model policy"
+            )
         return NoExpertError(
             f"the {self.env} server at {self.base_url} has no /expert: the oracle needs a"
             f" built-in server; start one with `agentgym env serve {self.env}`"
@@ -299,15 +304,24 @@ class RemoteSession:
     async def _reset(self) -> Transition:
         wire = self.client.wire
         body = await self._request("POST", "/reset", json=wire.reset_body(self.id, self.index))
-        if not isinstance(body, dict):  # WebShop answers [observation, None]
-            body = {wire.observation_field: await self._get("/observation")}
-        return transition_from_payload(body, wire)
+        fields = body if isinstance(body, dict) else {}  # WebShop answers [observation, None]
+        if (
+            wire.failed_reset is not None
+            and fields.get(wire.observation_field) == wire.failed_reset
+        ):
+            raise EnvServerError(
+                f"the {self.client.env} server at {self.client.base_url} could not reset item"
+                f" {self.index} (it answers {wire.failed_reset!r} for any failure: a site"
+                " down, an expired login, no such task); check its log and its sites"
+            )
+        if wire.observe_after_reset:
+            fields = {**fields, wire.observation_field: await self._get("/observation")}
+        return transition_from_payload(fields, wire)
 
     async def _step(self, action: str) -> Transition:
-        body = {self.client.wire.id_field: self.id, "action": action}
-        return transition_from_payload(
-            await self._request("POST", "/step", json=body), self.client.wire
-        )
+        wire = self.client.wire
+        body = {wire.id_field: self.id, "action": wire.action_format.format(action=action)}
+        return transition_from_payload(await self._request("POST", "/step", json=body), wire)
 
     async def _recovering(self, call: Any) -> Any:
         try:

@@ -10,7 +10,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import httpx
@@ -21,6 +21,7 @@ from agentcli.errors import EnvServerError, EnvUnavailableError, UsageError
 
 log = logging.getLogger("agentgym.launcher")
 
+MAX_BUILTIN_SERVERS = 4
 READY_TIMEOUT_S = 180.0  # sciworld's first JVM and alfworld's planner take a while on 2 cores
 
 
@@ -78,9 +79,15 @@ def server_process(
                 process.wait()
 
 
+def builtin_server_count(spec: EnvSpec) -> int:
+    """One server, or one per core (at most ``MAX_BUILTIN_SERVERS``) for an env whose engine
+    runs one call at a time per process."""
+    return min(os.cpu_count() or 1, MAX_BUILTIN_SERVERS) if spec.serial_engine else 1
+
+
 @contextmanager
 def env_servers(spec: EnvSpec, urls: list[str]) -> Iterator[list[str]]:
-    """The given server URLs, or a built-in server started for the duration."""
+    """The given server URLs, or built-in servers started for the duration."""
     if urls:
         yield urls
         return
@@ -89,7 +96,18 @@ def env_servers(spec: EnvSpec, urls: list[str]) -> Iterator[list[str]]:
     reason = spec.missing()
     if reason:
         raise EnvUnavailableError(f"{spec.name} cannot run here: {reason}")
-    log_file = Path(tempfile.gettempdir()) / f"agentgym-{spec.name}-server-{os.getpid()}.log"
-    log.info("starting a %s server, log in %s (--env-server URL uses yours)", spec.name, log_file)
-    with server_process(spec.name, log=log_file) as (url, _):
-        yield [url]
+    count = builtin_server_count(spec)
+    logs = [
+        Path(tempfile.gettempdir()) / f"agentgym-{spec.name}-server-{os.getpid()}-{n}.log"
+        for n in range(count)
+    ]
+    log.info(
+        "starting %s %s server%s, log%s in %s (--env-server URL uses yours)",
+        count,
+        spec.name,
+        "s" * (count > 1),
+        "s" * (count > 1),
+        ", ".join(map(str, logs)),
+    )
+    with ExitStack() as servers:
+        yield [servers.enter_context(server_process(spec.name, log=path))[0] for path in logs]

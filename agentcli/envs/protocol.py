@@ -119,12 +119,19 @@ class WireFormat:
     detail_start: dict[str, Any] = field(default_factory=dict)
     detail_fields: tuple[str, ...] = ()
     available_actions_route: bool = False  # alfworld's GET /available_actions: a bare list
+    reset_extra: dict[str, Any] = field(default_factory=dict)  # what a reset also sends
+    # The first observation is GET /observation's, not the reset's answer (webshop's is
+    # [observation, null]; webarena's the bare page, its /observation the whole prompt).
+    observe_after_reset: bool = False
+    done_field: str = "done"
+    # A step's reward counts only when it ends the episode (webarena's is 1 for any action
+    # that ran; AgentGym's client keeps the reward of the step that terminates).
+    reward_when_done_only: bool = False
+    action_format: str = "{action}"  # how the action text is sent
+    failed_reset: str | None = None  # the observation with which a server says a reset failed
 
     def reset_body(self, session_id: int, index: int) -> dict[str, Any]:
-        body = {self.id_field: session_id, self.index_field: index}
-        if self.reset_request is GameResetRequest:
-            body["world_type"] = "Text"
-        return body
+        return {self.id_field: session_id, self.index_field: index, **self.reset_extra}
 
 
 def _field(transition: Transition, name: str) -> Any:
@@ -156,14 +163,18 @@ def detail_after_reset(
 
 def transition_from_payload(body: dict[str, Any], wire: WireFormat) -> Transition:
     """Read a response body from our server or AgentGym's into a ``Transition``."""
-    known = TRANSITION_FIELDS + (wire.id_field, wire.observation_field, "success", "deleted")
+    known = TRANSITION_FIELDS + (
+        wire.id_field, wire.observation_field, wire.done_field, "success", "deleted",
+    )  # fmt: skip
     extra = {k: v for k, v in body.items() if k not in known}
     success = body["success"] if "success" in body else wire.infer_success(body)
+    done = bool(body.get(wire.done_field, False))
+    counts = done or not wire.reward_when_done_only
     return Transition(
         observation=str(body.get(wire.observation_field, "")),
-        reward=float(body.get("reward") or 0.0),
-        score=float(body.get("score", body.get("reward")) or 0.0),
-        done=bool(body.get("done", False)),
+        reward=float(body.get("reward") or 0.0) if counts else 0.0,
+        score=float(body.get("score", body.get("reward")) or 0.0) if counts else 0.0,
+        done=done,
         success=bool(success),
         available_actions=body.get("available_actions"),
         extra=extra,
@@ -216,6 +227,7 @@ WIRE_FORMATS: dict[str, WireFormat] = {
         reset_request=GameResetRequest,
         infer_success=_completed,
         index_field="game",
+        reset_extra={"world_type": "Text"},
         detail_start={"done": False, "reward": 0, "deleted": False},
         detail_fields=(
             "world_type",
@@ -238,5 +250,28 @@ WIRE_FORMATS: dict[str, WireFormat] = {
         index_field="session_id",
         observation_field="state",
         any_503_is_busy=True,
+        observe_after_reset=True,
+    ),
+    # AgentGym's webarena server (agentenv-webarena/agentenv_webarena/server.py); we have no
+    # server of it. /create answers {"env_idx"}; a reset names the task "idx" (its
+    # config_files/<idx>.json) and answers {observation, sites, object}, or the observation
+    # "TimeoutError" for any failure; a step takes the model's text and acts on what it
+    # holds between triple backticks.
+    "webarena": WireFormat(
+        reset_fields=("observation", "sites", "object"),
+        step_fields=("observation", "reward", "terminated", "truncated", "info"),
+        reset_request=ResetRequest,
+        # WebArena's evaluators score a finished task 1 or 0
+        infer_success=lambda body: (
+            bool(body.get("terminated")) and float(body.get("reward") or 0) >= 1.0
+        ),
+        id_field="env_idx",
+        index_field="idx",
+        reset_extra={"seed": 0},
+        observe_after_reset=True,
+        done_field="terminated",
+        reward_when_done_only=True,
+        action_format="```{action}```",
+        failed_reset="TimeoutError",
     ),
 }

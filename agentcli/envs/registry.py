@@ -8,7 +8,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator
 
-from agentcli.envs import alfworld, babyai, sciworld, textcraft, webshop
+from agentcli.envs import alfworld, babyai, sciworld, textcraft, webarena, webshop
 from agentcli.envs.base import EnvSpec
 from agentcli.errors import AgentGymError, UsageError
 
@@ -20,7 +20,8 @@ BUILT_IN = (
     alfworld.SPEC,
     webshop.SPEC,
 )
-SPECS: dict[str, EnvSpec] = {spec.name: spec for spec in BUILT_IN}
+CLIENT_ONLY = (webarena.SPEC,)  # a client here for a server the user runs
+SPECS: dict[str, EnvSpec] = {spec.name: spec for spec in (*BUILT_IN, *CLIENT_ONLY)}
 
 
 def get_spec(name: str) -> EnvSpec:
@@ -30,13 +31,13 @@ def get_spec(name: str) -> EnvSpec:
         close = difflib.get_close_matches(name, SPECS, n=1)
         hint = f"did you mean {close[0]!r}? " if close else ""
         raise UsageError(
-            f"unknown environment {name!r}; {hint}built-in: {', '.join(SPECS)} "
+            f"unknown environment {name!r}; {hint}known: {', '.join(SPECS)} "
             "(see `agentgym env list`)"
         ) from None
 
 
 def known_env(name: str) -> str:
-    """``name`` when it is a built-in env; else the error naming the closest one."""
+    """``name`` when it is a known env; else the error naming the closest one."""
     get_spec(name)
     return name
 
@@ -46,8 +47,11 @@ EnvName = Annotated[str, AfterValidator(known_env)]
 
 
 def known_splits(spec: EnvSpec, url: str) -> dict[str, list[int]]:
-    """Item indices per split from the env's own simulator here, for the server at ``url``
-    that lists none (AgentGym's have no ``/tasks``, and index their tasks as we do)."""
+    """Item indices per split from the env's own simulator here (or, without one, as its
+    spec knows them), for the server at ``url`` that lists none (AgentGym's have no
+    ``/tasks``, and index their tasks as we do)."""
+    if spec.load is None and spec.known_splits is not None:
+        return spec.known_splits()
     reason = "it has no built-in simulator" if spec.load is None else spec.missing()
     if reason:
         raise UsageError(
@@ -67,7 +71,8 @@ class EnvOverview:
 def overview(spec: EnvSpec) -> EnvOverview:
     """Splits and readiness of one environment (loads it, which may take a second)."""
     if spec.load is None:
-        return EnvOverview(spec, {}, "client only")
+        splits = spec.known_splits() if spec.known_splits else {}
+        return EnvOverview(spec, {name: len(ids) for name, ids in splits.items()}, "client only")
     reason = spec.missing()
     if reason:
         return EnvOverview(spec, {}, reason)

@@ -37,7 +37,12 @@ from agentcli.envs.protocol import (
 )
 from agentcli.envs.registry import get_spec
 from agentcli.envs.renamed_wire import RenamedWire, replaying
-from agentcli.errors import EnvUnavailableError, TaskNotFoundError, UsageError
+from agentcli.errors import (
+    EnvUnavailableError,
+    SessionStateError,
+    TaskNotFoundError,
+    UsageError,
+)
 
 log = logging.getLogger("agentgym.server")
 T = TypeVar("T")
@@ -339,6 +344,10 @@ def create_app(
         # 404 is kept for unknown sessions, which clients read as "server restarted".
         return _error(422, str(exc))
 
+    @app.exception_handler(SessionStateError)
+    async def _wrong_state(request: Request, exc: SessionStateError) -> JSONResponse:
+        return _error(409, str(exc))
+
     @app.exception_handler(EnvUnavailableError)
     async def _unavailable(request: Request, exc: EnvUnavailableError) -> JSONResponse:
         return _error(503, str(exc))
@@ -465,6 +474,19 @@ def create_app(
             """The actions the game admits now (AgentGym's alfworld route: a bare list)."""
             return current(id)[1].available_actions or []
 
+    def session_route(answer: Callable[[Session], Any]) -> Callable[[int], Any]:
+        async def route(id: int) -> Any:
+            slot, _ = current(id)
+            return await locked(slot, lambda: answer(slot.session))
+
+        return route
+
+    for path, answer in spec.session_routes.items():
+        app.add_api_route(
+            path, session_route(answer), methods=["GET"], name=answer.__name__,
+            description=answer.__doc__ or "",
+        )  # fmt: skip
+
     @app.get("/expert")
     async def expert(id: int) -> dict[str, Any]:
         slot, _ = current(id)
@@ -511,6 +533,10 @@ def serve(config: ServeConfig) -> None:
     import uvicorn
 
     spec = get_spec(config.env)
+    if spec.load is None:
+        raise UsageError(
+            f"agentgym has only a client for {spec.name}, no server: it needs {spec.requires}"
+        )
     reason = spec.missing()
     if reason:
         raise EnvUnavailableError(f"{spec.name} cannot run here: {reason}")

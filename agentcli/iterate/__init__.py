@@ -23,7 +23,8 @@ one iteration.
 
 The package's modules, lowest first: ``run_layout`` (where a run's files live; imports
 nothing of ours, so data/ and teacher/ may use it), ``runner`` (the stage graph and the
-manifest), ``config`` (``IterateConfig``), ``stages`` (an iteration's stages), ``loop``
-(resolve and run iterations: what ``agentgym iterate`` calls) and ``report``. This file imports
+manifest), ``config`` (``IterateConfig``), ``stages`` (an iteration's stages), ``report``
+(what a run achieved: its rows, paired comparisons and report files) and ``loop`` (resolve
+and run iterations: what ``agentgym iterate`` calls, which writes the report). This file imports
 none of them, so that importing ``agentcli.iterate.run_layout`` loads nothing else.
 """

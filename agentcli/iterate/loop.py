@@ -7,6 +7,7 @@ from pathlib import Path
 from agentcli.config import config_as_data, dump_config, resolve_config
 from agentcli.errors import UsageError
 from agentcli.iterate.config import IterateConfig
+from agentcli.iterate.report import write_report
 from agentcli.iterate.runner import DONE, Manifest, Outcome, check_plan, run_lock, run_stages
 from agentcli.iterate.stages import Progress, iteration_stages, no_progress
 
@@ -46,7 +47,8 @@ def run_iteration(
     force: bool = False,
     progress: Progress | None = None,
 ) -> list[Outcome]:
-    """Run, resume or skip each stage of ``config.iter``, recording them in the manifest."""
+    """Run, resume or skip each stage of ``config.iter``, recording them in the manifest;
+    then write the run's report."""
     layout = config.layout
     with run_lock(layout.lock):
         manifest = Manifest(layout.manifest)
@@ -62,4 +64,6 @@ def run_iteration(
         record = manifest.iterations.setdefault(str(k), {})
         record["config"] = config_as_data(config)
         manifest.save()
-        return run_stages(stages, manifest, from_stage=from_stage, force=force)
+        outcomes = run_stages(stages, manifest, from_stage=from_stage, force=force)
+        write_report(layout.root)  # the run's report.csv, .json and .png, up to date
+        return outcomes

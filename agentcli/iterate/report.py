@@ -3,20 +3,23 @@
 It reads the run's manifest (which iterations and environments ran, where each teacher
 stage's cost ledger is), each eval's ``metrics.json`` and each training's summary; the
 control (iteration 1's matched control) is a row of its own. Differences in success between
-models evaluated on the same items are paired over those items, with their standard error:
-at 300 items a success rate alone is ±3 points, and two models' rates share most of that
-noise, which pairing removes.
+models evaluated on the same items are paired over those items (``agentcli.compare``), with
+their standard error. ``write_report`` puts the rows and comparisons beside the run's
+manifest: ``report.csv``, ``report.json`` and the plot ``report.png``.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
-import statistics
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from agentcli.common import write_atomic
+from agentcli.compare import Comparison, paired
 from agentcli.data.jsonl import read_records
 from agentcli.data.records import Episode
 from agentcli.errors import UsageError
@@ -25,8 +28,13 @@ from agentcli.iterate.run_layout import RunLayout
 from agentcli.iterate.runner import Manifest
 from agentcli.iterate.stages import train_summary_path
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
 CONTROL = "control"
 PLOT_NAME = "report.png"
+CSV_NAME = "report.csv"
+JSON_NAME = "report.json"
 
 
 @dataclass(frozen=True)
@@ -40,6 +48,10 @@ class Row:
     train_steps: int | None  # the step the iteration's model is at
     tokens_trained: int | None  # tokens its last training run went through
     teacher_cost: float  # $ spent by the iteration's teacher stages in this env
+    # None where the eval's metrics.json (written by an older agentgym) does not say
+    split: str | None = None
+    score_se: float | None = None  # the standard error of mean_score
+    model: str | None = None  # the model evaluated (its path), as metrics.json names it
 
     @property
     def success_se(self) -> float:
@@ -48,23 +60,14 @@ class Row:
         return math.sqrt(p * (1 - p) / self.episodes) if self.episodes else 0.0
 
 
-@dataclass(frozen=True)
-class Comparison:
-    """``model`` against ``baseline`` in one env, over the items both were evaluated on."""
-
-    env: str
-    model: str  # an iteration label: "1"
-    baseline: str  # "0" or "control"
-    items: int
-    difference: float  # mean over the items of success(model) - success(baseline)
-    standard_error: float
-
-
 def read_report(run: Path) -> list[Row]:
     """One row per evaluated (iteration, env); the control after iteration 1."""
     layout = RunLayout(run)
     if not layout.manifest.exists():
-        raise UsageError(f"{run} has no manifest.json: is it a run of `agentgym iterate`?")
+        raise UsageError(
+            f"{run} has no manifest.json: pass a run of `agentgym iterate`, or two eval"
+            " directories to compare (agentgym report A B)"
+        )
     manifest = Manifest(layout.manifest)
     envs = list(
         dict.fromkeys(
@@ -94,6 +97,9 @@ def read_report(run: Path) -> list[Row]:
                         train_steps=train.get("global_step"),
                         tokens_trained=train.get("tokens"),
                         teacher_cost=costs.get((label, env), 0.0),
+                        split=metrics.get("split"),
+                        score_se=metrics.get("score_se"),
+                        model=metrics.get("model"),
                     )
                 )
     if not rows:
@@ -111,26 +117,78 @@ def paired_comparisons(run: Path, rows: list[Row]) -> list[Comparison]:
         if row.iteration not in ("0", CONTROL)
     ]
     pairs += [("1", CONTROL, env) for label, env in labels if label == CONTROL]
+    splits = {(row.iteration, row.env): row.split for row in rows}
     comparisons = []
     for model, baseline, env in pairs:
         if (baseline, env) not in labels or (model, env) not in labels:
             continue
         a, b = (_successes(layout.env(env), label) for label in (model, baseline))
-        shared = sorted(a.keys() & b.keys())
-        if len(shared) < 2:
-            continue
-        differences = [a[item] - b[item] for item in shared]
-        comparisons.append(
-            Comparison(
-                env=env,
-                model=model,
-                baseline=baseline,
-                items=len(shared),
-                difference=statistics.fmean(differences),
-                standard_error=statistics.stdev(differences) / math.sqrt(len(shared)),
-            )
-        )
+        split = splits[(model, env)] if splits[(model, env)] == splits[(baseline, env)] else None
+        comparison = paired(env, model, baseline, a, b, split=split)
+        if comparison is not None:
+            comparisons.append(comparison)
     return comparisons
+
+
+def write_report(run: Path) -> tuple[list[Row], list[Comparison]]:
+    """Read the run's report and write it beside its manifest: ``report.csv`` (a row per
+    iteration and env, with its comparisons), ``report.json`` (the rows, then the
+    comparisons) and ``report.png``."""
+    rows = read_report(run)
+    comparisons = paired_comparisons(run, rows)
+    write_atomic(run / CSV_NAME, report_csv(rows, comparisons))
+    document = {
+        "rows": [row_record(row) for row in rows],
+        "comparisons": [asdict(c) for c in comparisons],
+    }
+    write_atomic(run / JSON_NAME, json.dumps(document, indent=2) + "\n")
+    plot_report(rows, run / PLOT_NAME, title=run.name)
+    return rows, comparisons
+
+
+def row_record(row: Row) -> dict[str, Any]:
+    """A row as the report files hold it: the control is iteration 1's (``control`` true)."""
+    return {
+        "iteration": 1 if row.iteration == CONTROL else int(row.iteration),
+        "control": row.iteration == CONTROL,
+        "env": row.env,
+        "split": row.split,
+        "items": row.episodes,
+        "success_rate": row.success_rate,
+        "success_se": row.success_se,
+        "mean_score": row.mean_score,
+        "score_se": row.score_se,
+        "mean_steps": row.mean_steps,
+        "train_steps": row.train_steps,
+        "tokens_trained": row.tokens_trained,
+        "teacher_cost": row.teacher_cost,
+        "model": row.model,
+    }
+
+
+_COMPARED = ("difference", "standard_error", "items", "wins", "losses", "ties")
+
+
+def report_csv(rows: list[Row], comparisons: list[Comparison]) -> str:
+    """One line per row; a model's comparisons in its own line: ``vs_previous_*`` (iteration
+    k against k-1) and ``vs_control_*`` (iteration 1 against the control), empty elsewhere."""
+    found = {(c.model, c.baseline, c.env): c for c in comparisons}
+    columns = list(row_record(rows[0])) + [
+        f"vs_{against}_{name}" for against in ("previous", CONTROL) for name in _COMPARED
+    ]
+    table = io.StringIO()
+    writer = csv.DictWriter(table, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        line = row_record(row)
+        if row.iteration not in ("0", CONTROL):
+            baselines = {"previous": str(int(row.iteration) - 1), CONTROL: CONTROL}
+            for against, baseline in baselines.items():
+                comparison = found.get((row.iteration, baseline, row.env))
+                if comparison is not None:
+                    line |= {f"vs_{against}_{n}": getattr(comparison, n) for n in _COMPARED}
+        writer.writerow(line)
+    return table.getvalue()
 
 
 def _successes(where: RunLayout, label: str) -> dict[str, float]:
@@ -141,7 +199,18 @@ def _successes(where: RunLayout, label: str) -> dict[str, float]:
 
 
 def plot_report(rows: list[Row], path: Path, *, title: str) -> None:
-    """Success per iteration, one line per env; the control as a separate marker."""
+    """Write ``report_figure`` as a PNG."""
+    import matplotlib.pyplot as plt
+
+    figure = report_figure(rows, title=title)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
+def report_figure(rows: list[Row], *, title: str) -> Figure:
+    """Success per iteration, one line per env, each point with its standard error as an
+    error bar; the control as a separate marker."""
     import matplotlib
 
     matplotlib.use("Agg")  # files only: no display, no GUI toolkit
@@ -149,29 +218,27 @@ def plot_report(rows: list[Row], path: Path, *, title: str) -> None:
 
     figure, axes = plt.subplots(figsize=(6, 4))
     for env in dict.fromkeys(row.env for row in rows):
-        line = [
-            (int(r.iteration), r.success_rate)
-            for r in rows
-            if r.env == env and r.iteration != CONTROL
-        ]
-        drawn = axes.plot([x for x, _ in line], [100 * y for _, y in line], marker="o", label=env)
+        line = [r for r in rows if r.env == env and r.iteration != CONTROL]
+        drawn = axes.errorbar(
+            [int(r.iteration) for r in line], [100 * r.success_rate for r in line],
+            yerr=[100 * r.success_se for r in line], marker="o", capsize=3, label=env,
+        )  # fmt: skip
         for row in rows:
             if row.env == env and row.iteration == CONTROL:
-                axes.scatter(
-                    [1], [100 * row.success_rate], marker="*", s=160, color=drawn[0].get_color(),
+                axes.errorbar(
+                    [1], [100 * row.success_rate], yerr=[100 * row.success_se], marker="*",
+                    markersize=12, capsize=3, linestyle="none", color=drawn.lines[0].get_color(),
                     label=f"{env} control", zorder=3,
                 )  # fmt: skip
     axes.set_xlabel("iteration")
-    axes.set_ylabel("success (%)")
+    axes.set_ylabel("success (%, ± standard error)")
     axes.set_ylim(-3, 103)  # a point at 0 or 100 % stays visible
     axes.set_xticks(sorted({int(r.iteration) for r in rows if r.iteration != CONTROL}))
     axes.set_title(title)
     axes.grid(alpha=0.3)
     axes.legend()
     figure.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
+    return figure
 
 
 def _teacher_costs(manifest: Manifest, layout: RunLayout) -> dict[tuple[str, str], float]:

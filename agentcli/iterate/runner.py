@@ -12,7 +12,7 @@ A rerun decides stage by stage:
 - done, inputs changed (an earlier stage was redone) or outputs gone: redone;
 - done, config changed: an error naming the stage and the keys, unless ``force`` says to
   redo it. Settings that change how a stage runs but not what it makes (``OPERATIONAL``:
-  server URLs, concurrency, retries, the budget) do not count as changes;
+  server URLs, concurrency, retries, the budget, where training logs go) do not count as changes;
 - running or failed (interrupted): run again, which resumes it, since every stage picks up
   its own outputs (records keyed by item id, training checkpoints); redone instead when its
   inputs changed meanwhile; config changed: an error as for a done stage (resuming would mix
@@ -53,10 +53,12 @@ PENDING, RUNNING, DONE, FAILED = "pending", "running", "done", "failed"
 INTERRUPTED = "interrupted"  # stopped by Ctrl-C (or SIGTERM): rerun to resume
 MANIFEST_VERSION = 1
 # Keys (the last part of a dotted path) that change how a stage runs, not what it makes: the
-# servers, how many requests, and where a launched engine runs (its command, GPUs, ports).
+# servers, how many requests, where a launched engine runs (its command, GPUs, ports), and
+# the tracker's (train's report_to, run_name, project), which say only where the logs go.
 OPERATIONAL = frozenset(
     {"env_server", "concurrency", "max_cost", "timeout_s", "max_retries"}
     | {"command", "gpus", "port", "ready_timeout_s"}
+    | {"report_to", "run_name", "project"}
 )
 
 Action = Literal["skip", "run", "redo"]

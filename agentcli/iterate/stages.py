@@ -254,10 +254,14 @@ class _Plan:
         from agentcli.train.launch import train
 
         data = self.layout.control_data if control else self.layout.data(self.k)
+        settings = self.config.train.model_dump()
+        if control and settings["hyperparameters"]["run_name"]:
+            # iteration 1's settings, iteration 1's run name: in a tracker, a run of its own
+            settings["hyperparameters"]["run_name"] += "-control"
         config = validate_config(
             TrainConfig,
             {
-                **self.config.train.model_dump(),  # the settings, then this stage's target
+                **settings,  # the settings, then this stage's target
                 "method": self.config.method,
                 "data": data / FILE_NAMES[self.config.method],
                 "model": start,

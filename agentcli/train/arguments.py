@@ -7,24 +7,11 @@ slow training down, so they are turned off there.
 
 from __future__ import annotations
 
-import importlib.util
-import os
 from typing import Any
 
 from agentcli.errors import UsageError
 from agentcli.train.config import TrainConfig
-
-# What to pip install for each --report-to backend.
-TRACKER_PACKAGES = {"tensorboard": "tensorboard", "wandb": "wandb", "trackio": "trackio"}
-
-
-def require_tracker(report_to: str) -> None:
-    package = TRACKER_PACKAGES.get(report_to)
-    if package is not None and importlib.util.find_spec(package) is None:
-        raise UsageError(
-            f"--report-to {report_to} needs the {package} package: run `pip install {package}`"
-            " or pass --report-to none"
-        )
+from agentcli.train.tracking import require_tracker
 
 
 def precision(dtype: str, *, cuda: bool, bf16_supported: bool) -> dict[str, bool]:
@@ -43,8 +30,6 @@ def trainer_arguments(config: TrainConfig) -> dict[str, Any]:
     hyperparameters = config.hyperparameters
     require_tracker(hyperparameters.report_to)
     cuda = torch.cuda.is_available()
-    if hyperparameters.project is not None:
-        os.environ["WANDB_PROJECT"] = hyperparameters.project  # how transformers' wandb reads it
     if hyperparameters.activation_checkpointing is None:  # the device's default
         hyperparameters = hyperparameters.model_copy(update={"activation_checkpointing": cuda})
     bf16_supported = cuda and torch.cuda.is_bf16_supported()

@@ -104,10 +104,14 @@ class Hyperparameters(CommandConfig):
     dataloader_num_workers: int = Field(0, ge=0, description="Data-loader worker processes.")
     logging_steps: int = Field(10, ge=1, description="Log the loss every N steps.")
     save_steps: int = Field(200, ge=1, description="Resumable checkpoint every N steps.")
-    report_to: ReportTo = Field("none", description="Tracker the logs go to.")
-    run_name: str | None = Field(None, description="Run name for the tracker.")
+    report_to: ReportTo = Field(
+        "none", description="Tracker the logs go to; where each writes: docs/train.md."
+    )
+    run_name: str | None = Field(
+        None, description="The run's name in the tracker (and its TensorBoard folder)."
+    )
     project: str | None = Field(
-        None, description="Tracker project (wandb, trackio); default: the tracker's."
+        None, description="Tracker project, trackio's or wandb's; default: huggingface."
     )
     beta: float | None = Field(None, gt=0, description="dpo: strength of the KL penalty (β).")
 

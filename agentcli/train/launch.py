@@ -31,16 +31,14 @@ import yaml
 from agentcli.common import free_port
 from agentcli.config import dump_config
 from agentcli.errors import AgentGymError, UsageError
-from agentcli.train.arguments import precision, require_tracker
+from agentcli.train.arguments import precision
 from agentcli.train.config import TrainConfig
 from agentcli.train.model import require_model_dir
 from agentcli.train.run import CheckpointEvaluator, TrainSummary, require_evaluator
+from agentcli.train.tracking import require_tracker
 
 WORKER = "agentcli.train.worker"
-GPU_ONLY = {
-    "FSDP": "FSDP",
-    "DEEPSPEED": "DeepSpeed",
-}  # distributed types accelerate runs on GPUs only
+GPU_ONLY = {"FSDP": "FSDP", "DEEPSPEED": "DeepSpeed"}  # what accelerate runs on GPUs only
 
 
 def accelerate_command(config: TrainConfig, worker: str, *, port: int) -> list[str]:

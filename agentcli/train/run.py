@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 import time
 import warnings
 from collections.abc import Sequence
+from contextlib import redirect_stdout
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -15,6 +17,7 @@ from typing import Any, Protocol
 from agentcli.common import no_progress_bars, write_atomic
 from agentcli.errors import UsageError
 from agentcli.train.config import TrainConfig
+from agentcli.train.tracking import tracker_environment
 
 log = logging.getLogger("agentgym.train")
 
@@ -113,7 +116,9 @@ def run_training(
     require_evaluator(config, evaluate)
     # TRL 1.16 still reads transformers 5's deprecated name: nothing for our users to act on.
     warnings.filterwarnings("ignore", "`is_gradient_checkpointing` is deprecated", FutureWarning)
-    with no_progress_bars():  # transformers' per-file bars would tear through ours
+    # transformers' per-file bars would tear through ours; trackio prints where its logs go
+    # (on stdout, which holds our results): those lines are logs
+    with no_progress_bars(), tracker_environment(config), redirect_stdout(sys.stderr):
         trainer = build_trainer(config)
         trainer.remove_callback(PrinterCallback)  # ProgressBar shows the logs, on rank 0 only
         trainer.add_callback(ProgressBar(config.method))

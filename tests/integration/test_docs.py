@@ -7,8 +7,10 @@ server or an hour (the quickstart, which ``make demo`` runs).
 
 from __future__ import annotations
 
+import json
 import shlex
 import shutil
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -17,7 +19,8 @@ from agentcli.iterate.run_layout import RunLayout
 from tests.support.cli import agentgym
 from tests.support.docs import PLACEHOLDER, ROOT, bash_blocks, failure_text, run_block
 from tests.support.random_policy import RandomPolicy, rollout
-from tests.support.runs import corrected_run
+from tests.support.runs import corrected_run, evaluated_run
+from tests.support.view_server import serving
 
 PAGES = sorted((ROOT / "docs").rglob("*.md"))
 # Commands whose options resolve to a config, which --print-config shows without running.
@@ -105,3 +108,21 @@ def test_model_page_builds_both_models(tmp_path):
     _run_page("model.md", tmp_path)
     for name in ("tiny", "smollm2-135m"):
         assert (tmp_path / "models" / name / "model.safetensors").is_file(), name
+
+
+@pytest.mark.slow
+def test_view_page_exports_then_serves(tmp_path):
+    evaluated_run(tmp_path / "runs" / "quickstart")
+    exports, serves = bash_blocks(ROOT / "docs" / "view.md")[:2]
+    run = run_block(exports, tmp_path, timeout=300)
+    assert run.returncode == 0, f"view.md: {failure_text(run)}"
+    for made in ("runs/quickstart-pages/index.html", "rollout-pages/data/overview.js"):
+        assert (tmp_path / made).is_file(), made
+    # a view serves until stopped: each is started as written, asked for its overview, stopped
+    for line in serves.splitlines():
+        arguments = shlex.split(line, comments=True)
+        with (
+            serving(arguments[1:], cwd=tmp_path) as served,
+            urllib.request.urlopen(served.url + "api/overview") as answer,
+        ):
+            assert json.loads(answer.read())["datasets"], line

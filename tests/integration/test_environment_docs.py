@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import json
+import socket
+
+import pytest
 
 from tests.support.docs import ROOT, bash_blocks, failure_text, run_block
+from tests.support.openai_server import openai_server
+from tests.support.webarena_server import shopper, webarena_server
 
 DOCS = ROOT / "docs" / "environments"
 
@@ -33,3 +38,28 @@ def test_the_textcraft_page_names_goals_and_prompts_as_it_says(tmp_path):
     )
     written = json.loads((tmp_path / "agentgym.json").read_text())
     assert written[0]["conversations"][0]["value"] == prompted[0]["instruction"]
+
+
+def _busy(port: int) -> bool:
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+def test_the_webarena_page_checks_and_evaluates_a_server_on_its_ports(tmp_path):
+    block = bash_blocks(DOCS / "webarena.md")[0]
+    ports = {"webarena": 8000, "model": 30000}  # the page's
+    if any(_busy(port) for port in ports.values()):
+        pytest.skip(f"the page's ports {sorted(ports.values())} are in use on this machine")
+    with (
+        webarena_server(port=ports["webarena"]) as server,
+        openai_server(shopper, port=ports["model"]) as model,
+    ):
+        run = run_block(block, tmp_path, timeout=600)
+        assert server.envs == {}  # every session closed again
+    assert run.returncode == 0, failure_text(run)
+    assert "verdict: PASS" in run.stdout
+    assert {request.body["max_tokens"] for request in model.requests} == {512}
+    metrics = tmp_path / "runs/eval/my-model/webarena/metrics.json"
+    [overall] = json.loads(metrics.read_text())
+    # the stand-in's even tasks ask for the price the model answers
+    assert (overall["episodes"], overall["success_rate"], overall["errors"]) == (20, 0.5, 0)

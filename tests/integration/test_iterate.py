@@ -1,7 +1,7 @@
 """The whole loop on the tiny model: two iterations and the control of a reduced quickstart
 (tests/fixtures/iterate-tiny.yaml), killed with SIGKILL in the middle of iteration 1's
 training, then rerun: it finishes without redoing any earlier stage, whose files stay
-byte-identical, and ``report`` draws the result."""
+byte-identical, and writes the run's report, which ``report`` prints."""
 
 from __future__ import annotations
 
@@ -78,17 +78,24 @@ def test_iterate_survives_a_kill_during_training_and_report_draws_it(tiny_model,
     finished = [key for key in STAGES if before[key]["status"] == "done"]
     assert finished == STAGES[: STAGES.index("iter1/train")]
     # everything but the interrupted training and the files iterate itself keeps
+    own = ("manifest.json", ".lock", "report.csv", "report.json", "report.png")
     kept = {
         name: digest
         for name, digest in file_hashes(run).items()
-        if not name.startswith("iter1/model/") and name not in ("manifest.json", ".lock")
+        if not name.startswith("iter1/model/") and name not in own
     }
+    assert (run / "report.csv").is_file()  # written when iteration 0 ended
 
     rerun = agentgym(*command)
     stdout, stderr = rerun.communicate(timeout=300)
     assert rerun.returncode == 0, stderr[-3000:]
     assert "iteration 0: 0 stages run, 5 skipped" in stdout
     assert "iteration 1: 7 stages run, 3 skipped" in stdout
+    assert f"report → {run / 'report.csv'}, " in stdout
+    written = json.loads((run / "report.json").read_text())
+    assert [(r["iteration"], r["control"]) for r in written["rows"]] == [
+        (0, False), (1, False), (1, True),
+    ]  # fmt: skip
 
     after = stages(run)
     assert list(after) == STAGES  # the manifest records every stage, in order
@@ -113,5 +120,5 @@ def test_iterate_survives_a_kill_during_training_and_report_draws_it(tiny_model,
     ]
     for baseline in ("iteration 0", "control"):
         assert f"textcraft: iteration 1 − {baseline}: " in stdout
-    assert stdout.count("(paired over 3 items)") == 2
+    assert stdout.count("(paired over 3 items: ") == 2
     assert (run / "report.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

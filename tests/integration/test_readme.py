@@ -3,6 +3,8 @@ an empty directory (a line ending in ``&`` runs in the background until the bloc
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.support.docs import ROOT, bash_blocks, failure_text, run_block
@@ -20,3 +22,6 @@ def test_the_what_is_here_block_runs_verbatim_and_chains(tmp_path):
                  "runs/demo/iter1/model/config.json",
                  "runs/eval/demo-iter1-model/textcraft/metrics.json"):  # fmt: skip
         assert (tmp_path / made).is_file(), made
+    # the eval names the model it evaluated, by its path and a digest of its weights
+    [overall] = json.loads((tmp_path / made).read_text())
+    assert overall["model"] == "runs/demo/iter1/model" and len(overall["weights_digest"]) == 64

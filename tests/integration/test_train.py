@@ -385,12 +385,11 @@ def test_lora_without_merge_saves_the_adapters(tiny_model, bc_data, tmp_path):
     assert not (out / "model.safetensors").exists()
 
 
-def test_a_tracker_that_is_not_installed_is_one_line(tiny_model, bc_data, tmp_path):
-    if importlib.util.find_spec("wandb") is not None:
-        pytest.skip("wandb is installed here")
-    with pytest.raises(UsageError, match="pip install wandb"):
-        train(
-            config_for(
-                "bc", bc_data, tiny_model, tmp_path / "out", "hyperparameters.report_to=wandb"
-            )
-        )
+@pytest.mark.parametrize("tracker", ["wandb", "tensorboard", "trackio"])
+def test_a_tracker_that_is_not_installed_is_one_line(tracker, tiny_model, bc_data, tmp_path):
+    if importlib.util.find_spec(tracker) is not None:
+        pytest.skip(f"{tracker} is installed here")
+    out = tmp_path / "out"
+    chosen = f"hyperparameters.report_to={tracker}"
+    with pytest.raises(UsageError, match=f"--report-to {tracker} needs .* `pip install {tracker}`"):
+        train(config_for("bc", bc_data, tiny_model, out, chosen))

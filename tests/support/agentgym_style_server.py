@@ -15,20 +15,18 @@ busy WebShop (or a proxy before it) does; AgentGym's webshop client retries thos
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from agentcli.envs.textcraft import SPEC
-from tests.support.servers import free_port
+from tests.support.servers import app_in_thread
 
 Wire = Literal["textcraft", "webshop"]
 
@@ -170,16 +168,6 @@ def _textcraft_fields(transition: Any) -> dict[str, Any]:
 def agentgym_style_server(
     wire: Wire = "textcraft", *, busy_503s: int = 0, create_s: float = 0.0
 ) -> Iterator[AgentGymStyleServer]:
-    port = free_port()
-    running = AgentGymStyleServer(url=f"http://127.0.0.1:{port}", sessions={})
-    app = build_app(running, wire, busy_503s, create_s)
-    server = uvicorn.Server(uvicorn.Config(app, port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        threading.Event().wait(0.02)
-    try:
+    running = AgentGymStyleServer(url="", sessions={})
+    with app_in_thread(build_app(running, wire, busy_503s, create_s)) as running.url:
         yield running
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)

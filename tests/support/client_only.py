@@ -1,6 +1,6 @@
-"""An environment agentgym has only a client for (as WebArena would be): every built-in env has
-a simulator, so tests of the client-only paths register this one, for a test's duration or in
-the fresh process of a command."""
+"""An environment agentgym has only a client for and whose tasks it does not know (WebArena is
+client only, but its 812 tasks are known): tests of the paths that need such an env register
+this one, for a test's duration or in the fresh process of a command."""
 
 from __future__ import annotations
 

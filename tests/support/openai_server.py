@@ -25,12 +25,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ValidationError
 
-from tests.support.servers import free_port
+from tests.support.servers import app_in_thread
 
 Fault = Literal[
     "rate_limit",
@@ -220,19 +219,12 @@ def _completion(model: str, text: str, prompt_tokens: int, completion_tokens: in
 
 
 @contextmanager
-def openai_server(reply: ReplyFunction, *, model: str = "m") -> Iterator[FakeOpenAI]:
-    """The server running in a background thread until the block ends."""
+def openai_server(
+    reply: ReplyFunction, *, model: str = "m", port: int | None = None
+) -> Iterator[FakeOpenAI]:
+    """The server running in a background thread until the block ends (on ``port``, else a
+    free one)."""
     fake = FakeOpenAI(reply, model=model)
-    port = free_port()
-    config = uvicorn.Config(fake.app(), port=port, log_level="warning", timeout_graceful_shutdown=1)
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started and thread.is_alive():
-        threading.Event().wait(0.02)
-    fake.url = f"http://127.0.0.1:{port}/v1"
-    try:
+    with app_in_thread(fake.app(), port) as url:
+        fake.url = f"{url}/v1"
         yield fake
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)

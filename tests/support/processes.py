@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -15,7 +16,12 @@ def outputs_under_hash_seeds(code: str, seeds: tuple[str, ...] = ("1", "4242")) 
             capture_output=True,
             text=True,
             check=True,
-            env={"PYTHONHASHSEED": seed, "PATH": ""},
+            # the test's isolated home and caches, nothing else of its environment
+            env={
+                "PYTHONHASHSEED": seed,
+                "PATH": "",
+                **{key: os.environ[key] for key in ("HOME", "XDG_CACHE_HOME") if key in os.environ},
+            },
         ).stdout
         for seed in seeds
     ]

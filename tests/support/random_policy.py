@@ -67,14 +67,20 @@ class RandomPolicy:
 
 
 def rollout(
-    env: str, items: list[int], out: Path, policy: Policy, view: StudentView | None = None
+    env: str,
+    items: list[int],
+    out: Path,
+    policy: Policy,
+    view: StudentView | None = None,
+    urls: list[str] | None = None,
 ) -> list[Episode]:
-    """Episodes of ``policy`` on ``items``, through a built-in env server."""
+    """Episodes of ``policy`` on ``items``, through the env servers at ``urls`` (default: a
+    built-in one started for them)."""
     spec = get_spec(env)
-    with env_servers(spec, []) as urls:
+    with env_servers(spec, urls or []) as serving:
         asyncio.run(
             run_rollout(
-                spec, urls, policy, items, out, split="train", concurrency=8,
+                spec, serving, policy, items, out, split="train", concurrency=8,
                 meta={"iteration": 0}, view=view,
             )
         )  # fmt: skip

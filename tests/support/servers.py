@@ -5,16 +5,22 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
+
+import uvicorn
 
 from agentcli.common import free_port
 from agentcli.envs.client import EnvClient
 from agentcli.envs.launcher import server_process
 from agentcli.envs.registry import get_spec
 
-__all__ = ["child_commands", "free_port", "running_server", "running_server_process"]
+__all__ = [
+    "app_in_thread", "child_commands", "free_port", "running_server", "running_server_process",
+]  # fmt: skip
 
 
 @contextmanager
@@ -32,6 +38,25 @@ def running_server(
 ) -> Iterator[str]:
     with running_server_process(env, *args, port=port, hash_seed=hash_seed) as (url, _):
         yield url
+
+
+@contextmanager
+def app_in_thread(app: Any, port: int | None = None) -> Iterator[str]:
+    """``app`` served by uvicorn in a background thread on loopback (``port``, else a free
+    one) until the block ends; yields its base URL. For stand-ins of servers that cannot run
+    here (AgentGym's, a model endpoint)."""
+    port = port or free_port()
+    config = uvicorn.Config(app, port=port, log_level="warning", timeout_graceful_shutdown=1)
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started and thread.is_alive():
+        threading.Event().wait(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
 
 
 def child_commands(pid: int) -> list[str]:

@@ -184,6 +184,12 @@ def test_agentgym_style_frames_observations_as_its_clients_do():
         ("Action: look</s>", "", "look"),
         ("go north", "", "go north"),  # a single line is the action, as AgentGym reads it
         ("Action: a\nAction: b", "", "b"),  # the last action line counts
+        # WebArena's answer format: the first span between triple backticks, as its server
+        # reads it; the reasoning before it
+        ("Let's think. The price is there.\nIn summary, the next action I will perform is "
+         "```stop [$279.49]``` or ```click [3]```", "Let's think. The price is there.\nIn "
+         "summary, the next action I will perform is", "stop [$279.49]"),
+        ("Thought: go\nAction: ```type [164] [cmu] [1]```", "go", "type [164] [cmu] [1]"),
     ],
 )  # fmt: skip
 def test_a_reply_splits_into_its_reason_and_one_action(text, thought, action):

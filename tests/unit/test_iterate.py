@@ -139,9 +139,12 @@ def test_iteration_one_learns_from_model_zero_and_the_control_matches_it(config_
     train, control = stages["iter1/train"].config, stages["iter1/control-train"].config
     assert train["model"] == control["model"] == str(run / "iter0" / "model")
     assert train["resume"] is True
+    # the same training, on other data, a run of its own in a tracker
+    assert train["hyperparameters"].pop("run_name") == "iter1"
+    assert control["hyperparameters"].pop("run_name") == "iter1-control"
     assert {k: v for k, v in train.items() if k not in ("data", "out")} == {
         k: v for k, v in control.items() if k not in ("data", "out")
-    }  # the same training, on other data
+    }
     expert = stages["iter1/control-collect/textcraft"].config
     assert (expert["split"], expert["limit"]) == (rollout["split"], rollout["limit"])
     assert expert["max_rounds"] == 30  # the expert plays as in collect

@@ -3,6 +3,7 @@ teacher ledgers, found through the manifest even after the run directory was mov
 
 from __future__ import annotations
 
+import csv
 import json
 import shutil
 
@@ -12,7 +13,13 @@ from agentcli.data.jsonl import write_records
 from agentcli.data.records import Episode
 from agentcli.errors import UsageError
 from agentcli.evaluate import Metrics, write_metrics
-from agentcli.iterate.report import paired_comparisons, plot_report, read_report
+from agentcli.iterate.report import (
+    paired_comparisons,
+    plot_report,
+    read_report,
+    report_figure,
+    write_report,
+)
 from agentcli.iterate.run_layout import RunLayout
 from agentcli.iterate.runner import Manifest
 from agentcli.teacher.ledger import LedgerEntry
@@ -42,7 +49,8 @@ def make_run(root):
     for (label, env), success in SUCCESS.items():
         where = layout.env(env)
         folder = where.control_eval if label == "control" else where.eval(int(label))
-        write_metrics([Metrics(env, "all", 100, success, success, 7.5, 0)], folder)
+        metrics = Metrics(env, "all", 100, success, success, 7.5, 0, 0.04, 0.05)
+        write_metrics([metrics], folder, {"split": "test", "model": f"model-{label}"})
     # teacher stages: iteration 1's corrections cost money in textcraft (two ledger lines)
     # and in the control's annotate; iteration 0's oracle annotate wrote no ledger at all
     stages = [
@@ -125,3 +133,81 @@ def test_differences_are_paired_over_the_items_both_models_were_evaluated_on(tmp
     assert versus_0.difference == pytest.approx(1 / 3)
     assert versus_0.standard_error == pytest.approx(0.8165 / 6**0.5, rel=1e-3)
     assert found[("1", "control")].difference == pytest.approx(1 / 6)
+
+
+def test_the_comparisons_count_wins_losses_and_ties(tmp_path):
+    layout = make_run(tmp_path / "run")
+    where = layout.env("babyai")
+    _evaluated(where.eval(0), [0, 0, 1, 1, 0, 0])
+    _evaluated(where.eval(1), [1, 1, 1, 0, 1, 0])
+    comparisons = paired_comparisons(layout.root, read_report(layout.root))
+    [versus_0] = comparisons
+    assert (versus_0.wins, versus_0.losses, versus_0.ties) == (3, 1, 2)
+    assert versus_0.split == "test"
+
+
+def test_the_report_files_hold_every_row_and_its_comparisons(tmp_path):
+    layout = make_run(tmp_path / "run")
+    where = layout.env("babyai")
+    _evaluated(where.eval(0), [0, 0, 1, 1, 0, 0])
+    _evaluated(where.eval(1), [1, 1, 1, 0, 1, 0, 1])
+    _evaluated(where.control_eval, [0, 1, 1, 1, 0, 0])
+    write_report(layout.root)
+
+    with (layout.root / "report.csv").open() as file:
+        lines = list(csv.DictReader(file))
+    assert [(line["iteration"], line["control"], line["env"]) for line in lines] == [
+        ("0", "False", "textcraft"), ("0", "False", "babyai"), ("1", "False", "textcraft"),
+        ("1", "False", "babyai"), ("1", "True", "textcraft"), ("1", "True", "babyai"),
+    ]  # fmt: skip
+    first = lines[0]
+    assert (first["split"], first["items"], first["model"]) == ("test", "100", "model-0")
+    assert float(first["success_rate"]) == 0.2
+    assert float(first["success_se"]) == pytest.approx((0.2 * 0.8 / 100) ** 0.5)
+    assert float(first["score_se"]) == 0.05 and first["teacher_cost"] == "0.0"
+    assert first["vs_previous_difference"] == ""  # iteration 0 is compared with nothing
+    babyai_1 = lines[3]  # against iteration 0: differences 1, 1, 0, -1, 1, 0
+    assert float(babyai_1["vs_previous_difference"]) == pytest.approx(1 / 3)
+    assert float(babyai_1["vs_previous_standard_error"]) == pytest.approx(0.8165 / 6**0.5, 1e-3)
+    assert [babyai_1[f"vs_previous_{n}"] for n in ("items", "wins", "losses", "ties")] == [
+        "6", "3", "1", "2",
+    ]  # fmt: skip
+    # against the control: differences 1, 0, 0, -1, 1, 0
+    assert float(babyai_1["vs_control_difference"]) == pytest.approx(1 / 6)
+    assert [babyai_1[f"vs_control_{n}"] for n in ("wins", "losses", "ties")] == ["2", "1", "3"]
+    assert lines[2]["vs_previous_difference"] == ""  # textcraft has no episodes to pair
+
+    document = json.loads((layout.root / "report.json").read_text())
+    assert [row["iteration"] for row in document["rows"]] == [0, 0, 1, 1, 1, 1]
+    assert document["rows"][5] == {
+        "iteration": 1, "control": True, "env": "babyai", "split": "test", "items": 100,
+        "success_rate": 0.45, "success_se": pytest.approx((0.45 * 0.55 / 100) ** 0.5),
+        "mean_score": 0.45, "score_se": 0.05, "mean_steps": 7.5, "train_steps": 20,
+        "tokens_trained": None, "teacher_cost": 0.0, "model": "model-control",
+    }  # fmt: skip
+    pairs = [(c["env"], c["model"], c["baseline"], c["items"]) for c in document["comparisons"]]
+    assert pairs == [("babyai", "1", "0", 6), ("babyai", "1", "control", 6)]
+    assert (layout.root / "report.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_each_point_of_the_plot_has_its_standard_error_as_an_error_bar(tmp_path):
+    import matplotlib.pyplot as plt
+
+    rows = read_report(make_run(tmp_path / "run").root)
+    figure = report_figure(rows, title="run")
+    bars = {}
+    for container in figure.axes[0].containers:  # one per line, and one per control star
+        [vertical] = container.lines[2]
+        bars[container.get_label()] = [
+            (x, low, high) for (x, low), (_, high) in vertical.get_segments()
+        ]
+    plt.close(figure)
+    expected = {}
+    for row in rows:
+        label = row.env + (" control" if row.iteration == "control" else "")
+        x = 1 if row.iteration == "control" else int(row.iteration)
+        middle, half = 100 * row.success_rate, 100 * row.success_se
+        expected.setdefault(label, []).append((x, middle - half, middle + half))
+    assert bars.keys() == {"textcraft", "babyai", "textcraft control", "babyai control"}
+    for label, points in expected.items():
+        assert bars[label] == [pytest.approx(point) for point in points], label

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from agentcli.errors import UsageError
-from agentcli.resume import guard_output, settings_path, weights_identity
+from agentcli.resume import guard_output, settings_digest, settings_path, weights_identity
 
 SETTINGS = {"env": "textcraft", "policy": {"model": "models/tiny", "temperature": 0.0}}
 
@@ -62,3 +62,10 @@ def test_a_changed_digest_is_named_by_its_first_characters(tmp_path):
     with pytest.raises(UsageError) as error:
         guard_output(records, {"inputs": {"rollout": {"sha256": "b" * 64}}}, overwrite=False)
     assert f"inputs.rollout.sha256: '{'a' * 12}…' → '{'b' * 12}…'" in str(error.value)
+
+
+def test_the_settings_digest_ignores_key_order_and_sees_any_value():
+    reordered = {"policy": {"temperature": 0.0, "model": "models/tiny"}, "env": "textcraft"}
+    assert settings_digest(reordered) == settings_digest(SETTINGS)
+    hotter = {**SETTINGS, "policy": {"model": "models/tiny", "temperature": 0.7}}
+    assert settings_digest(hotter) != settings_digest(SETTINGS)

@@ -279,3 +279,9 @@ def test_a_file_that_is_not_a_manifest_is_one_line(tmp_path):
     (tmp_path / "manifest.json").write_text("[1, 2]")
     with pytest.raises(UsageError, match="is not an agentgym manifest"):
         Manifest(tmp_path / "manifest.json")
+
+
+def test_where_training_logs_go_is_no_change_of_what_a_training_makes():
+    old = {"hyperparameters": {"report_to": "none", "run_name": None, "project": None}}
+    new = {"hyperparameters": {"report_to": "trackio", "run_name": "iter1", "project": "leap"}}
+    assert changed_keys(old, new) == []

@@ -125,4 +125,5 @@ SPEC = EnvSpec(
     categories=_category,
     item_meta=_item_meta,
     note=_note,
+    serial_engine=True,
 )

@@ -5,11 +5,10 @@ from __future__ import annotations
 import re
 import sys
 import threading
-from functools import lru_cache
 from typing import Any
 
 from agentcli.envs.actions import explain_by_verb
-from agentcli.envs.alfworld import expert
+from agentcli.envs.alfworld import expert, textworld_speedups, translations
 from agentcli.envs.alfworld.games import Game, GameCatalog
 from agentcli.envs.base import PromptStyle, Transition
 from agentcli.errors import UsageError
@@ -22,11 +21,6 @@ _ARRIVAL_LOCATION = re.compile(r"^You arrive at loc \d+\. ")
 # fast_downward's translator keeps global options and overwrites sys.argv. The calls are
 # pure-Python CPU work under the GIL, so the lock costs little; scale out with processes.
 _ENGINE_LOCK = threading.Lock()
-# PDDL -> SAS translations kept (each problem has two: plain and optimised for replanning).
-# TextWorld translates a problem on load and again on every reset, 1-2 s each on a full-size
-# kitchen; replaying an item (a reset, privileged state, a retry) hits this cache.
-TRANSLATIONS_KEPT = 32
-
 # The oracle teacher's reasons, by the verb of the expert's action (first match wins).
 REASONS = {
     "go to ": "I go to the {rest}, the next place my plan needs.",
@@ -39,15 +33,6 @@ REASONS = {
     "put ": "I put the {rest}, where my task wants it.",
     "use ": "I use the {rest}, as my task asks.",
 }
-
-
-def _cache_translations() -> None:
-    """Wrap fast_downward's translator (which TextWorld calls by module attribute) in a
-    bounded cache keyed by the domain and problem text; done once per process."""
-    import fast_downward
-
-    if not hasattr(fast_downward.pddl2sas, "cache_info"):
-        fast_downward.pddl2sas = lru_cache(maxsize=TRANSLATIONS_KEPT)(fast_downward.pddl2sas)
 
 
 class _Engine:
@@ -63,7 +48,8 @@ class _Engine:
         from alfworld.agents.environment.alfred_tw_env import AlfredDemangler, AlfredInfos
         from textworld.envs import PddlEnv
 
-        _cache_translations()
+        translations.install()
+        textworld_speedups.install()
         infos = textworld.EnvInfos(won=True, admissible_commands=True, facts=True)
         self.env = AlfredInfos(AlfredDemangler()(PddlEnv(infos)))
 

@@ -9,6 +9,8 @@ The wire variant (``env_idx``, ``session_id``, ``state``) is in ``protocol.WIRE_
 
 from __future__ import annotations
 
+from typing import Any
+
 from agentcli.envs.base import EnvSpec
 from agentcli.envs.webshop.reward import installed_spacy_model
 
@@ -34,7 +36,29 @@ def _load():  # noqa: ANN202 - the session module imports the search libraries
 def _requires() -> str:
     model = installed_spacy_model()
     tagger = f"spaCy {model}" if model else "built-in (install a spaCy English model for WebShop's)"
-    return f"nothing (WEBSHOP_DATA for WebShop's own files); noun tagger: {tagger}"
+    return (
+        "nothing (WEBSHOP_DATA for WebShop's own files, WEBSHOP_GOALS=human for its human"
+        f" goals); noun tagger: {tagger}"
+    )
+
+
+# AgentGym's webshop server's page routes (GET ?env_idx=), answered by the session.
+def available_actions(session: Any) -> dict[str, Any]:
+    """``{has_search_bar, clickables}``: what WebShop's ``get_available_actions`` reads off
+    the page (AgentGym's shape)."""
+    return session.available_actions()
+
+
+def instruction_text(session: Any) -> str:
+    """The instruction as WebShop's ``get_instruction_text`` reads it off the page (409 on
+    the thank-you page, which shows none)."""
+    return session.instruction_text()
+
+
+def state(session: Any) -> dict[str, str]:
+    """``{url, html, instruction_text}``: WebShop's state of the page (AgentGym's server
+    answers these fields' own names instead: it unpacks the state dict into its keys)."""
+    return session.state()
 
 
 SPEC = EnvSpec(
@@ -47,4 +71,9 @@ SPEC = EnvSpec(
     default_port=36001,
     load=_load,
     probe_action="search[shoes]",
+    session_routes={
+        "/available_actions": available_actions,
+        "/instruction_text": instruction_text,
+        "/state": state,
+    },
 )

@@ -7,7 +7,9 @@ normalises them the way WebShop's ``load_products`` does: asins that are 'nan' o
 10 characters are skipped, duplicates keep the first; option names and values are lowercased,
 values stripped and "/" written " | "; a price text is one price ("$12.99") or a range
 ("$10.99$20.99"), missing means $100.0; reviews are not loaded (WebShop leaves them out too,
-so every product's rating is "N.A.").
+so every product's rating is "N.A."). Human goals come from a third file,
+``items_human_ins.json`` (``{asin: [{instruction, instruction_attributes,
+instruction_options}]}``).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 import json
 import random
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -30,6 +32,7 @@ FILE_PAIRS = (
     ("items_shuffle_1000.json", "items_ins_v2_1000.json"),
     ("items_shuffle.json", "items_ins_v2.json"),
 )
+HUMAN_FILE = "items_human_ins.json"  # the instructions people wrote (WebShop's human goals)
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,8 @@ class Product:
     query: str
     product_category: str  # the breadcrumb, joined with " › "
     rating: str = "N.A."
+    image: str = ""  # the main image's address (only the page's HTML shows it)
+    option_images: dict[str, str | None] = field(default_factory=dict)  # option value -> image
 
 
 def _pricing(text: str | None) -> tuple[list[float], str]:
@@ -59,14 +64,25 @@ def _pricing(text: str | None) -> tuple[list[float], str]:
     return prices[:2], f"${prices[0]} to ${prices[1]}"
 
 
+def _option_value(content: dict[str, Any]) -> str:
+    return content["value"].strip().replace("/", " | ").lower()
+
+
 def _options(customization: dict[str, Any] | None) -> dict[str, tuple[str, ...]]:
     options: dict[str, tuple[str, ...]] = {}
     for name, contents in (customization or {}).items():
         if contents is None:
             continue
-        values = [c["value"].strip().replace("/", " | ").lower() for c in contents]
-        options[name.lower()] = tuple(values)
+        options[name.lower()] = tuple(_option_value(content) for content in contents)
     return options
+
+
+def _option_images(customization: dict[str, Any] | None) -> dict[str, str | None]:
+    return {
+        _option_value(content): content.get("image")
+        for contents in (customization or {}).values()
+        for content in contents or ()
+    }
 
 
 def read_catalog(items: list[dict[str, Any]], annotations: dict[str, Any]) -> list[Product]:
@@ -92,15 +108,30 @@ def read_catalog(items: list[dict[str, Any]], annotations: dict[str, Any]) -> li
                 price_tag=price_tag,
                 price=price,
                 options=_options(item.get("customization_options")),
-                attributes=tuple(annotation.get("attributes") or ["DUMMY_ATTR"]),
+                # WebShop's placeholder only where the record has no attribute list at all
+                attributes=tuple(annotation.get("attributes", ["DUMMY_ATTR"])),
                 instruction=annotation.get("instruction"),
                 instruction_attributes=tuple(annotation.get("instruction_attributes") or ()),
                 category=item["category"],
                 query=item["query"].lower().strip(),
                 product_category=item["product_category"],
+                image=(item.get("images") or [""])[0],
+                option_images=_option_images(item.get("customization_options")),
             )
         )
     return products
+
+
+def read_human_instructions(data_dir: Path) -> dict[str, Any]:
+    """``items_human_ins.json`` under ``data_dir``: ``{asin: [{instruction,
+    instruction_attributes, instruction_options}]}``."""
+    path = data_dir / HUMAN_FILE
+    if not path.is_file():
+        raise UsageError(
+            f"WEBSHOP_DATA={data_dir} holds no {HUMAN_FILE}, which human goals are built from;"
+            " add WebShop's file there, or unset WEBSHOP_GOALS for the synthetic goals"
+        )
+    return json.loads(path.read_text())
 
 
 def read_files(data_dir: Path) -> list[Product]:

@@ -101,7 +101,8 @@ def noun_tagger() -> NounTagger:
 def normalize_color(value: object) -> object:
     """WebShop's normalisation: the first listed colour ``value`` contains, else ``value``.
 
-    A goal's options reach it as (name, value) pairs, where "contains" means "equals either"."""
+    A synthetic goal's options reach it as (name, value) pairs, where "contains" means
+    "equals either"; a human goal's as values."""
     return next((color for color in COLORS if color in value), value)  # type: ignore[operator]
 
 
@@ -140,8 +141,9 @@ def attribute_matches(bought: Product, goal: Goal) -> int:
 
 def option_matches(chosen: dict[str, str], goal: Goal) -> int:
     have = [normalize_color(value) for value in chosen.values()]
-    # WebShop passes a synthetic goal's options as (name, value) pairs, not values.
-    wanted = [normalize_color(pair) for pair in goal.options.items()]
+    # WebShop compares a synthetic goal's options as (name, value) pairs, a human goal's
+    # as values.
+    wanted = [normalize_color(option) for option in goal.wanted_options]
     return sum(any(_fuzzy(h, w) > MATCH for h in have) for w in wanted)
 
 
@@ -149,5 +151,5 @@ def reward(bought: Product, chosen: dict[str, str], goal: Goal, tagger: NounTagg
     """The reward WebShop gives for buying ``bought`` with options ``chosen``."""
     in_budget = bought.price <= goal.price_upper
     matched = attribute_matches(bought, goal) + option_matches(chosen, goal) + in_budget
-    total = matched / (len(goal.attributes) + len(goal.options) + 1)
+    total = matched / (len(goal.attributes) + len(goal.wanted_options) + 1)
     return total * type_factor(bought, goal, tagger)

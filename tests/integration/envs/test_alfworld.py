@@ -7,9 +7,13 @@ import importlib.util
 import json
 from collections import Counter
 
+import httpx
 import pytest
 
 from agentcli.data.records import Episode
+from agentcli.envs.alfworld import translations
+from agentcli.envs.launcher import env_servers
+from agentcli.envs.registry import get_spec
 from tests.support.cli import agentgym
 from tests.support.processes import outputs_under_hash_seeds
 from tests.support.servers import running_server
@@ -101,3 +105,46 @@ def test_collect_train_items_wins_95_percent_of_every_task_type(tmp_path):
     by_type = _by_task_type(episodes)
     assert len(by_type) == 6, Counter({k: len(v) for k, v in by_type.items()})
     assert sum(episode.success for episode in episodes) >= 0.95 * COLLECTED
+
+
+_RANDOM_PLAY = """
+import json, logging, random
+logging.disable(logging.WARNING)
+from agentcli.envs.alfworld import SPEC, textworld_speedups
+if {plain}:
+    textworld_speedups.install = lambda: None
+env = SPEC.load()
+rng = random.Random(7)
+out = []
+for index in (0, 100_003, 200_001):
+    session = env.open_session()
+    transition = session.reset(index)
+    out.append([transition.observation, transition.available_actions])
+    for _ in range(25):
+        action = rng.choice(transition.available_actions)
+        transition = session.step(action)
+        out.append([action, transition.observation, transition.available_actions])
+    session.close()
+print(json.dumps(out))
+"""
+
+
+def test_text_generation_speedups_and_stored_translations_leave_every_character_as_is():
+    # the first process translates every problem and stores it; the second reads them back
+    plain, sped_up = (
+        outputs_under_hash_seeds(_RANDOM_PLAY.format(plain=plain), seeds=("1",))[0]
+        for plain in (True, False)
+    )
+    assert sped_up == plain
+    assert len(json.loads(plain)) == 3 * 26
+    assert len(list(translations.cache_dir().iterdir())) == 3 * 2  # plain and for replanning
+
+
+def test_a_command_given_no_server_starts_one_alfworld_server_per_core(monkeypatch):
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    with env_servers(get_spec("alfworld"), []) as urls:
+        assert len(set(urls)) == 2
+        assert all(httpx.get(f"{url}/health").status_code == 200 for url in urls)
+    for url in urls:
+        with pytest.raises(httpx.TransportError):
+            httpx.get(f"{url}/health", timeout=1.0)

@@ -18,13 +18,15 @@ from tests.support.cli import agentgym
 from tests.support.docs import ROOT, bash_blocks, failure_text, run_block
 from tests.support.processes import outputs_under_hash_seeds
 from tests.support.servers import expert_episodes, running_server, running_server_process
+from tests.support.webshop_original import convert_html_to_text
 
 _DUMP = """
 import json
+import random
 from agentcli.envs.webshop import SPEC
 env = SPEC.load()
 print(json.dumps([[g.text, g.product.asin] for g in env.goals[::97]]
-                 + [[p.asin for p in env.search("blue hoodie for winter")]]))
+                 + [[p.asin for p in env.search("blue hoodie for winter", random.Random(0))]]))
 """
 
 
@@ -42,6 +44,36 @@ def test_the_server_speaks_agentgyms_webshop_wire():
         assert http.post("/step", json={"env_idx": 999, "action": "x"}).status_code == 404
         assert http.post("/close", json={"env_idx": env_idx}).status_code == 200
         assert http.get("/health").json()["sessions"] == 0
+
+
+def test_agentgyms_page_routes_answer_in_its_shapes():
+    with running_server("webshop") as url, httpx.Client(base_url=url, timeout=30) as http:
+        env_idx = http.post("/create").json()
+        query = {"env_idx": env_idx}
+        assert http.get("/state", params=query).status_code == 409  # no goal yet
+        observation, _ = http.post("/reset", json={"env_idx": env_idx, "session_id": 7}).json()
+        goal = observation.split(" [SEP] ")[2]
+        # AgentGym's server documents this very answer for the search page
+        actions = http.get("/available_actions", params=query).json()
+        assert actions == {"has_search_bar": True, "clickables": ["search"]}
+        assert http.get("/instruction_text", params=query).json() == f"Instruction: {goal}"
+        step = http.post("/step", json={"env_idx": env_idx, "action": "search[hoodie]"}).json()
+        actions = http.get("/available_actions", params=query).json()
+        assert actions["has_search_bar"] is False
+        assert actions["clickables"][:2] == ["back to search", "next >"]
+        assert len(actions["clickables"]) == 12  # and the page's ten products
+        assert http.get("/instruction_text", params=query).json() == f"Instruction:{goal}"
+        state = http.get("/state", params=query).json()
+        assert set(state) == {"url", "html", "instruction_text"}
+        assert state["url"] == "http://127.0.0.1:3000/search_results/7/hoodie/1"
+        assert state["instruction_text"] == f"Instruction: {goal}"  # read at the reset
+        assert convert_html_to_text(state["html"]) == step["state"]
+        first_product = actions["clickables"][2]
+        for action in (f"click[{first_product}]", "click[buy now]"):
+            http.post("/step", json={"env_idx": env_idx, "action": action})
+        refused = http.get("/instruction_text", params=query)
+        assert refused.status_code == 409 and "thank-you page" in refused.json()["error"]
+        assert http.get("/available_actions", params={"env_idx": 999}).status_code == 404
 
 
 def test_the_oracle_succeeds_through_our_client_and_sessions_end_closed():

@@ -5,6 +5,7 @@ read off WebShop's templates (web_agent_site/templates/*.html) for these product
 from __future__ import annotations
 
 import json
+import random
 
 import pytest
 
@@ -88,6 +89,8 @@ def test_the_catalog_is_read_as_webshop_loads_it(environment):
     assert socks.price_tag == "$10.99 to $20.99" and 10.99 <= socks.price <= 20.99
     assert socks.bullets == ("Merino wool",)
     assert (lamp.price_tag, lamp.price, lamp.attributes) == ("$100.0", 100.0, ("DUMMY_ATTR",))
+    # the placeholder stands in only for a missing list, not an empty one
+    assert read_catalog([LAMP], {"B0LAMPLAMP": {"attributes": []}})[0].attributes == ()
 
 
 def test_goals_are_every_option_combination_with_the_price_text_in_agentgyms_order(environment):
@@ -215,7 +218,7 @@ def test_reward_counts_title_words_and_webshops_colour_normalisation():
 
 def test_search_ranks_by_bm25_with_lucenes_analysis(environment):
     def asins(query: str) -> list[str]:
-        return [product.asin for product in environment.search(query)]
+        return [product.asin for product in environment.search(query, random.Random(0))]
 
     assert asins("sneaker") == ["B07XYZ1234"]  # Porter stems: sneaker = sneakers
     assert asins("the and of") == []  # stopwords only
@@ -316,3 +319,36 @@ def test_the_expert_goes_on_from_a_students_detour(session):
     session.step("click[10]")
     assert session.step(session.expert_action()).success
     assert session.expert_action() is None
+
+
+def _listed(transition) -> list[str]:
+    return [word for word in transition.observation.split(" [SEP] ") if word.startswith("B0")]
+
+
+def test_debugging_searches_list_what_webshops_engine_lists(session):
+    # every product (not only 50) of the category the second word names, in catalog order
+    everything = session.step("search[<c> fashion and more words]")
+    assert "Page 1 (Total results: 3)" in everything.observation
+    assert _listed(everything) == ["B07XYZ1234", "B01ABCDEFG", "B0LAMPLAMP"]
+    # of the search query, and with the attribute, the other words name
+    assert _listed(session.step("search[<q> men's sneakers]")) == ["B07XYZ1234"]
+    assert _listed(session.step("search[<a> merino wool]")) == ["B01ABCDEFG"]
+    for nothing in ("search[<c>]", "search[<q> sneakers]", "search[<a> wool]"):
+        assert "(Total results: 0)" in session.step(nothing).observation, nothing
+
+
+def test_random_search_draws_50_again_on_each_page_and_again_alike_on_a_replay():
+    environment = WebShopEnvironment(read_catalog(*generate.records(120)), TAGGER)
+    session = environment.open_session()
+
+    def draws() -> list[list[str]]:
+        session.reset(3)
+        first = session.step("search[<r>]")
+        assert "Page 1 (Total results: 50)" in first.observation
+        pages = [[p.asin for p in session.browser.results]]
+        session.step("click[next >]")  # WebShop searches again for the next page
+        return [*pages, [p.asin for p in session.browser.results]]
+
+    played = draws()
+    assert len(set(played[0])) == 50 and played[0] != played[1]
+    assert draws() == played  # the same goal's actions replayed draw the same products

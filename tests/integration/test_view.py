@@ -1,0 +1,150 @@
+"""`agentgym view` in a real headless Chromium: served on loopback, and exported and opened
+from disk. One browser for the module; the screenshots each step takes are kept under the
+session's base temp dir, ``<basetemp>/artifacts/view/`` (``pytest --basetemp=DIR`` puts them
+in ``DIR/artifacts/view/``)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import urllib.parse
+from pathlib import Path
+
+import pytest
+
+from agentcli.data.jsonl import read_records, write_records
+from agentcli.data.records import Correction
+from tests.support.browser import NOT_INSTALLED, Browser, chromium
+from tests.support.cli import agentgym
+from tests.support.runs import evaluated_run
+from tests.support.view_records import episode
+from tests.support.view_server import running_view
+
+ENV = "babyai-putnext"
+ROLLOUT = f"{ENV}/iter0/rollout/episodes.jsonl"
+EVAL_0 = f"{ENV}/iter0/eval/episodes.jsonl"
+
+pytestmark = pytest.mark.slow  # the run takes a few seconds to play, the browser a few more
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory) -> Path:
+    return evaluated_run(tmp_path_factory.mktemp("view") / "runs" / "quickstart").root
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if chromium() is None:
+        pytest.skip(NOT_INSTALLED)
+    with Browser(width=1280, height=900) as opened:
+        yield opened
+
+
+@pytest.fixture(scope="module")
+def artifacts(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.getbasetemp() / "artifacts" / "view"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def _shown(browser: Browser, route: str) -> None:
+    """Wait until the page has rendered ``route`` (the app marks what it shows)."""
+    browser.wait_for(f"document.body.dataset.ready === {json.dumps(route)}")
+
+
+def _route(name: str, **params: str) -> str:
+    return f"#{name}?{urllib.parse.urlencode(params)}"
+
+
+def _first_correction(run: Path, item_id: str) -> tuple[int, str, str]:
+    """(step, student's action, teacher's action) where the teacher first disagrees."""
+    corrections = read_records(run / ENV / "iter0/correction/corrections.jsonl", Correction)
+    correction = next(c for c in corrections if c.item_id == item_id)
+    step = next(s for s in correction.steps if s.is_corrected)
+    return step.t, step.original_action, step.corrected_action
+
+
+def _open_a_failed_episode_beside_its_correction(browser, run, artifacts, name: str) -> None:
+    """From the overview: the rollout, filtered to failed episodes; the first one opened."""
+    browser.wait_for("document.querySelector('table.results tbody tr')")
+    results = browser.text("table.results")
+    assert "iteration 1" in results and "control" in results and "100.0 %" in results
+    browser.screenshot(artifacts / f"{name}-overview.png", full_page=True)
+    browser.click(f'tr.dataset[data-dataset="{ROLLOUT}"] a')
+    _shown(browser, _route("list", d=ROLLOUT))
+    browser.choose("#filter-success", "false")
+    _shown(browser, _route("list", d=ROLLOUT, success="false"))
+    badges = browser.evaluate("[...document.querySelectorAll('.episode-row .badge')]"
+                              ".map(b => b.textContent)")  # fmt: skip
+    assert badges == ["failed"] * 3
+    assert browser.text("#count").startswith("3 of 3 episodes")
+    browser.screenshot(artifacts / f"{name}-failed.png")
+    item_id = browser.text(".episode-row td.item a")
+    browser.click(".episode-row td.item a")
+    browser.wait_for("document.body.dataset.ready.startsWith('#episode')"
+                     " && document.querySelector('article.step')")  # fmt: skip
+    t, student, teacher = _first_correction(run, item_id)
+    first = "article.step.first-disagreement"
+    assert browser.evaluate(f"document.querySelector('{first}').dataset.step") == str(t)
+    assert browser.text(f"{first} .turn.student code") == student
+    assert browser.text(f"{first} .turn.teacher code") == teacher
+    assert (
+        browser.evaluate("document.querySelectorAll('article.step.first-disagreement').length") == 1
+    )
+    assert "The goal object of item" in browser.text("details.privileged")
+    browser.evaluate(f"document.querySelector('{first}').scrollIntoView()")
+    browser.screenshot(artifacts / f"{name}-episode.png")
+
+
+def test_the_served_page_filters_failed_episodes_and_shows_the_teacher_beside_them(
+    run, browser, artifacts
+):
+    with running_view(run) as served:
+        browser.goto(served.url)
+        _open_a_failed_episode_beside_its_correction(browser, run, artifacts, "served")
+        raw = browser.evaluate("fetch(document.getElementById('raw').href).then(r => r.json())")
+        assert raw["item_id"] == browser.text("h1").split()[0] and raw["success"] is False
+
+
+def test_the_export_works_from_disk_with_no_server(run, browser, artifacts, tmp_path):
+    out = tmp_path / "site"
+    exported = agentgym("view", str(run), "--export", str(out))
+    assert exported.returncode == 0, exported.stderr
+    browser.goto((out / "index.html").as_uri())
+    _open_a_failed_episode_beside_its_correction(browser, run, artifacts, "exported")
+    # the same item across iterations: model 0 lost it, model 1 (the expert) won it
+    browser.goto((out / "index.html").as_uri() + _route("list", d=EVAL_0, q="put the"))
+    _shown(browser, _route("list", d=EVAL_0, q="put the"))
+    assert browser.text("#count").startswith("4 of 4 episodes")
+    browser.click(".episode-row td.item a")
+    browser.wait_for("document.querySelector('#elsewhere')")
+    heads = browser.evaluate("[...document.querySelectorAll('#elsewhere thead th')].slice(1)"
+                             ".map(th => th.innerText)")  # fmt: skip
+    assert [("succeeded" in head, "failed" in head) for head in heads] == [
+        (False, True),
+        (True, False),
+        (False, True),
+    ]  # iteration 0, iteration 1, the control
+    browser.screenshot(artifacts / "exported-elsewhere.png")
+    raw_link = browser.evaluate("document.getElementById('raw').href")
+    assert json.loads(Path(urllib.parse.urlparse(raw_link).path).read_text())["env"] == ENV
+
+
+def test_a_path_view_cannot_read_is_one_line(tmp_path):
+    shown = agentgym("view", str(tmp_path / "nothing"))
+    assert shown.returncode == 2
+    assert shown.stderr.strip().splitlines() == [
+        f"error: {tmp_path / 'nothing'}: no such file or directory; give a run directory"
+        " (runs/<name>), an eval or rollout directory (holding episodes.jsonl), or a JSONL"
+        " file of episodes or corrections"
+    ]
+
+
+def test_ctrl_c_ends_a_view_quietly(tmp_path):
+    """Ctrl-C is how a view ends: exit 0, not the 'interrupted: rerun to resume' of a stage."""
+    path = tmp_path / "episodes.jsonl"
+    write_records(path, [episode(1)])
+    with running_view(path) as served:
+        served.process.send_signal(signal.SIGINT)
+        _, errors = served.process.communicate(timeout=30)
+    assert served.process.returncode == 0 and errors == ""

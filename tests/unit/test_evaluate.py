@@ -1,0 +1,61 @@
+"""Metrics over episodes: each rate and mean with its standard error; summary.csv keeps its
+columns (new ones last) and metrics.json names what was evaluated."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+from agentcli.data.records import Episode
+from agentcli.evaluate import compute_metrics, evaluated, write_metrics
+from agentcli.resume import settings_digest
+
+# the columns summary.csv had before it had standard errors: readers of them keep working
+EARLIER_COLUMNS = ["env", "category", "episodes", "success_rate", "mean_score", "mean_steps",
+                   "errors"]  # fmt: skip
+SETTINGS = {
+    "env": "textcraft", "split": "test", "max_rounds": 30, "view": {"reasons": True},
+    "policy": {"kind": "local", "model": "runs/x/iter1/model", "weights": "ab" * 32,
+               "model_name": None, "max_new_tokens": 128, "temperature": 0.0, "seed": 0},
+}  # fmt: skip
+
+
+def episodes(rewards):
+    return [
+        Episode(item_id=f"textcraft_{i}", env="textcraft", instruction="", reward=reward,
+                success=reward == 1.0, n_steps=0)
+        for i, reward in enumerate(rewards)
+    ]  # fmt: skip
+
+
+def test_success_and_score_come_with_their_standard_errors():
+    [row] = compute_metrics(episodes([1.0, 0.0, 0.5, 0.5]))
+    assert (row.success_rate, row.mean_score) == (0.25, 0.5)
+    # success: binomial √(p(1-p)/n) = √(0.25 · 0.75 / 4)
+    assert row.success_se == pytest.approx((0.25 * 0.75 / 4) ** 0.5)
+    # score: deviations 0.5, -0.5, 0, 0 → deviation √(0.5/4), over √4
+    assert row.score_se == pytest.approx((0.5 / 4) ** 0.5 / 2)
+
+
+def test_summary_csv_adds_the_errors_after_its_earlier_columns(tmp_path):
+    write_metrics(compute_metrics(episodes([1.0, 0.0])), tmp_path, evaluated(SETTINGS))
+    with (tmp_path / "summary.csv").open() as file:
+        [line] = list(csv.DictReader(file))
+    assert list(line) == [*EARLIER_COLUMNS, "success_se", "score_se"]
+    # √(0.5 · 0.5 / 2), rounded to 4 places as the other columns
+    assert (line["success_rate"], line["success_se"]) == ("0.5", "0.3536")
+
+
+def test_metrics_json_names_the_model_its_weights_and_the_settings(tmp_path):
+    write_metrics(compute_metrics(episodes([1.0, 0.0])), tmp_path, evaluated(SETTINGS))
+    [row] = json.loads((tmp_path / "metrics.json").read_text())
+    assert row["success_se"] == row["score_se"] == pytest.approx(0.125**0.5)
+    assert row["split"] == "test" and row["policy"] == "local"
+    assert row["model"] == "runs/x/iter1/model" and row["weights_digest"] == "ab" * 32
+    assert row["settings_digest"] == settings_digest(SETTINGS)
+    endpoint = {**SETTINGS, "policy": {**SETTINGS["policy"], "model": None, "weights": None,
+                                       "model_name": "gpt-4o-mini"}}  # fmt: skip
+    assert evaluated(endpoint)["model"] == "gpt-4o-mini"
+    assert evaluated(endpoint)["settings_digest"] != row["settings_digest"]
