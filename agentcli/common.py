@@ -1,6 +1,8 @@
 """What every layer shares, kept below all of them so that none imports another layer for it.
 
 - ``free_port``: a free loopback TCP port (env servers, the accelerate launcher, tests).
+- ``die_with_parent``: a child process's ``preexec_fn`` that ends it with the command that
+  started it (env servers, inference engines).
 - ``write_atomic``: replace a file through a temporary file and a rename (records, configs,
   the manifest, metrics), so a killed run never leaves half a file.
 - ``no_progress_bars``: transformers' per-file progress bars off while ours are on screen.
@@ -13,8 +15,11 @@ It imports only the standard library at import time (transformers inside
 
 from __future__ import annotations
 
+import ctypes
 import os
+import signal
 import socket
+import sys
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,6 +31,17 @@ END_DONE: Final[EndReason] = "done"  # the environment said done
 END_MAX_ROUNDS: Final[EndReason] = "max_rounds"  # out of turns
 END_CONTEXT: Final[EndReason] = "context_exceeded"  # the conversation outgrew the model
 END_ERROR: Final[EndReason] = "error"  # it failed (``meta["error"]`` says why); rerun redoes it
+
+
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent() -> None:
+    """In the child: ask Linux to SIGTERM us when the parent dies, even by kill -9, so no
+    server outlives the command that started it. Linux counts the thread that forked as the
+    parent: start children from the main thread, not from a worker thread that ends first."""
+    if sys.platform == "linux":
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def free_port() -> int:

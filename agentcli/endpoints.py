@@ -9,6 +9,7 @@ them, not in how a failure is described.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pydantic import SecretStr
@@ -23,6 +24,16 @@ from agentcli.errors import (
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
+
+
+@dataclass(frozen=True)
+class ModelEndpoints:
+    """Where a model answers: one base URL (``.../v1``) per replica, all serving
+    ``model_name``. A configured endpoint has one; an engine a stage launched, one per replica
+    (``agentcli.policy.engine_server``)."""
+
+    base_urls: tuple[str, ...]
+    model_name: str
 
 
 def with_kind(data: Any, *, otherwise: str) -> Any:

@@ -34,6 +34,10 @@ class EnvServerError(AgentGymError):
     """An environment server is unreachable or answered with an error."""
 
 
+class EngineServerError(AgentGymError):
+    """An inference engine (vLLM, SGLang) that a stage launched did not start or stopped."""
+
+
 class SessionStateError(UsageError):
     """A call the session cannot answer in its state (a page that shows no instruction)."""
 

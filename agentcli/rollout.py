@@ -39,7 +39,7 @@ from agentcli.envs.launcher import env_servers
 from agentcli.envs.registry import EnvName, get_spec, known_splits
 from agentcli.errors import AgentGymError, FatalRunError
 from agentcli.items import HeldOutItems, ItemSelection
-from agentcli.policy import PolicyConfig, build_policy
+from agentcli.policy import PolicyConfig, build_policy, served_policy
 from agentcli.policy.base import Policy
 from agentcli.resume import guard_output, weights_identity
 
@@ -312,12 +312,13 @@ class RolloutConfig(ItemSelection, EpisodeSettings):
 
     @property
     def config_path(self) -> Path:
+        return self.side_file("config.yaml")
+
+    def side_file(self, name: str) -> Path:
+        """``config.yaml``, an engine's ``vllm.log`` and the like: in the output directory, or
+        named after the output file."""
         base = self.episodes_path
-        return (
-            base.with_name(base.stem + ".config.yaml")
-            if self.out.suffix
-            else base.parent / "config.yaml"
-        )
+        return base.with_name(f"{base.stem}.{name}") if self.out.suffix else base.parent / name
 
 
 class EvalConfig(HeldOutItems, RolloutConfig):
@@ -370,13 +371,17 @@ async def _require_expert(env: str, urls: Sequence[str]) -> None:
 def execute(
     config: RolloutConfig, on_progress: Callable[[RolloutStats], None] | None = None
 ) -> RolloutStats:
-    """Check that a rerun resumes the same settings, start servers if needed, pick the items,
-    build the policy, run, save the config."""
+    """Check that a rerun resumes the same settings, start servers if needed (env servers, and
+    the engine of a vllm / sglang policy), pick the items, build the policy, run, save the
+    config."""
     spec = get_spec(config.env)
     guard_output(config.episodes_path, config.record_settings(spec), overwrite=config.overwrite)
     dump_config(config, config.config_path)
-    with env_servers(spec, config.env_server) as urls:
-        policy = build_policy(config.policy, concurrency=config.concurrency)
+    with (
+        env_servers(spec, config.env_server) as urls,
+        served_policy(config.policy, config.side_file) as served,
+    ):
+        policy = build_policy(config.policy, concurrency=config.concurrency, served=served)
 
         async def run() -> RolloutStats:
             try:

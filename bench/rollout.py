@@ -1,7 +1,8 @@
 """Episodes per second of the rollout engine against an AgentGym-style evaluation loop.
 
-Both sides run the same textcraft test items with the same tiny random Llama (built here,
-seed 0, on the CPU), greedy, against one `agentgym env serve textcraft` child process:
+Both sides run the same textcraft test items with the same model (a tiny random Llama built
+here, seed 0, or `--model DIR`) on the same device (`--device`, default cpu), greedy, against
+one `agentgym env serve textcraft` child process:
 
 - engine: `agentcli.rollout.run_rollout` with `LocalModelPolicy`, episodes in flight at once,
   their pending turns answered by one batched `generate` call;
@@ -20,6 +21,11 @@ engine does (the text up to the end of the action line, `agentcli.conversation.p
 The tiny model rarely writes an action line or the end-of-turn token, so both sides generate
 about `--max-new-tokens` every turn: the printed token counts show that they did the same work.
 
+`--decoders own,generate` runs the engine once with each of the local policy's decoders (our
+decode loop with kept caches, and transformers' `model.generate` per batch) and prints how the
+two compare; `--no-baseline` leaves the AgentGym-style loop out (on a GPU with a real model
+it is the slow part).
+
 Model loading and the textcraft server's per-item task cache are warmed before either is
 timed. Both sides use one torch thread unless `--threads` says otherwise: on 2 cores shared
 with the env server and other work, a 2-thread team stalls on every one of batch-1 decoding's
@@ -28,6 +34,8 @@ to run with the machine's load, and would flatter the ratio. The defaults (6 rou
 tokens a turn) keep the whole run under a minute or two on 2 cores.
 
     .venv/bin/python bench/rollout.py [--items 64] [--concurrency 32] [--threads 1]
+    .venv/bin/python bench/rollout.py --device cuda --model models/smollm2-135m \
+        --decoders own,generate --no-baseline
 """
 
 from __future__ import annotations
@@ -132,9 +140,10 @@ def engine_run(
 class AgentGymStyleAgent:
     """A model called the way AgentGym's evaluator calls it: one whole conversation a turn."""
 
-    def __init__(self, model_dir: Path, max_new_tokens: int) -> None:
+    def __init__(self, model_dir: Path, max_new_tokens: int, device: str) -> None:
         self.tokenizer = AutoTokenizer.from_pretrained(model_dir)
-        self.model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).eval()
+        model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
+        self.model = model.to(device).eval()
         self.config = GenerationConfig(
             max_new_tokens=max_new_tokens,
             do_sample=False,
@@ -148,6 +157,7 @@ class AgentGymStyleAgent:
             chat_dicts(conversation), tokenize=False, add_generation_prompt=True
         )
         prompt = self.tokenizer(text, add_special_tokens=False, return_tensors="pt")
+        prompt = prompt.to(self.model.device)
         with torch.inference_mode():
             output = self.model.generate(**prompt, generation_config=self.config)
         completion = output[0, prompt["input_ids"].shape[1] :].tolist()
@@ -210,43 +220,75 @@ def main() -> None:
     parser.add_argument("--max-rounds", type=int, default=6)
     parser.add_argument("--max-new-tokens", type=int, default=40)
     parser.add_argument("--threads", type=int, default=1, help="torch threads for both sides")
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    parser.add_argument("--model", type=Path, help="Model dir (default: a tiny random Llama)")
+    parser.add_argument(
+        "--decoders", default="own", help="the engine's decoders, in turn: own, generate or both"
+    )
+    parser.add_argument("--baseline", action=argparse.BooleanOptionalAction, default=True)
     args = parser.parse_args()
+    decoders = args.decoders.split(",")
+    if not set(decoders) <= {"own", "generate"}:
+        raise SystemExit(f"--decoders {args.decoders}: own, generate, or own,generate")
+    if args.device == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("--device cuda: torch sees no GPU here")
     transformers_logging.disable_progress_bar()  # the bars of weight loading, on stderr
     torch.set_num_threads(args.threads)
 
     print(f"load average before: {load_average()} ({os.cpu_count()} cores)")
     with tempfile.TemporaryDirectory() as tmp, server_process(SPEC.name) as (url, _):
-        model_dir = build_tiny_model(Path(tmp) / "tiny", seed=0)
+        model_dir = args.model or build_tiny_model(Path(tmp) / "tiny", seed=0)
         items = asyncio.run(warmed_items(url, args.items))
         print(
             f"{len(items)} textcraft test items, {args.max_rounds} rounds at most, "
-            f"{args.max_new_tokens} new tokens a turn at most, greedy, CPU, "
-            f"{args.threads} torch thread(s)"
+            f"{args.max_new_tokens} new tokens a turn at most, greedy, {args.device}, "
+            f"{args.threads} torch thread(s), model {model_dir.name}"
         )
-        agent = AgentGymStyleAgent(model_dir, args.max_new_tokens)
         opening = env_opening(SPEC.name, SPEC.instruction, DEFAULT_VIEW)
         warm_up = [*opening_messages(opening), ChatMessage(role="user", content="warm-up")]
-        agent.reply(warm_up)
-        baseline = timed(lambda: baseline_run(agent, url, items, args.max_rounds))
-        print(describe("baseline: AgentGym-style, one episode at a time, batch 1", baseline))
-        policy = LocalModelPolicy(
-            model_dir, max_new_tokens=args.max_new_tokens, batch_size=args.concurrency, device="cpu"
+        runs: dict[str, Run] = {}
+        if args.baseline:
+            agent = AgentGymStyleAgent(model_dir, args.max_new_tokens, args.device)
+            agent.reply(warm_up)
+            runs["baseline"] = timed(lambda: baseline_run(agent, url, items, args.max_rounds))
+            print(
+                describe(
+                    "baseline: AgentGym-style, one episode at a time, batch 1", runs["baseline"]
+                )
+            )
+            del agent
+        for decoder in decoders:
+            policy = LocalModelPolicy(
+                model_dir,
+                max_new_tokens=args.max_new_tokens,
+                batch_size=args.concurrency,
+                device=args.device,
+                decoder=decoder,
+            )
+            policy.generate([warm_up])
+            runs[decoder] = timed(lambda policy=policy: engine_run(policy, url, items, args))
+            print(
+                describe(
+                    f"engine ({decoder}): run_rollout, concurrency {args.concurrency}",
+                    runs[decoder],
+                )
+            )
+            del policy
+    first, *others = list(runs)
+    for name in others:
+        ratio = runs[name].episodes_per_s / runs[first].episodes_per_s
+        goal = " (goal: 5x or more)" if first == "baseline" else ""
+        print(f"{name} against {first}: {ratio:.2f}x the episodes/s{goal}")
+        same = [i for i in items if runs[name].actions[i] == runs[first].actions[i]]
+        sample = items[:SAMPLE]
+        print(
+            f"  same greedy actions: {len(same)}/{len(items)} episodes, "
+            f"first {len(sample)}: {len(set(sample) & set(same))}/{len(sample)}"
         )
-        policy.generate([warm_up])
-        engine = timed(lambda: engine_run(policy, url, items, args))
-        print(describe(f"engine: run_rollout, concurrency {args.concurrency}", engine))
-    print(f"speed-up: {engine.episodes_per_s / baseline.episodes_per_s:.1f}x (goal: 5x or more)")
-
-    same = [index for index in items if engine.actions[index] == baseline.actions[index]]
-    sample = items[:SAMPLE]
-    print(
-        f"same greedy actions: {len(same)}/{len(items)} episodes, "
-        f"first {len(sample)}: {len(set(sample) & set(same))}/{len(sample)}"
-    )
-    for index in sample:
-        if index not in same:
-            print(f"  item {index}: engine   {engine.actions[index]}")
-            print(f"  item {index}: baseline {baseline.actions[index]}")
+        for index in sample:
+            if index not in same:
+                print(f"  item {index}: {name:9} {runs[name].actions[index]}")
+                print(f"  item {index}: {first:9} {runs[first].actions[index]}")
     print(f"load average after: {load_average()}")
 
 

@@ -81,13 +81,18 @@ Out = Annotated[
     Path | None, typer.Option(help="Output: a .jsonl file or a directory.", show_default=False)
 ]
 Model = Annotated[
-    Path | None, typer.Option(help="Local model directory (HF format).", show_default=False)
+    Path | None,
+    typer.Option(
+        help="Model directory (HF format): loaded here, or served by --policy vllm|sglang.",
+        show_default=False,
+    ),
 ]
 PolicyKind = Annotated[
-    Literal["local", "openai", "oracle"] | None,
+    Literal["local", "openai", "oracle", "vllm", "sglang"] | None,
     typer.Option(
         "--policy",
-        help="Who acts (default: openai with --base-url, else local with --model)",
+        help="Who acts (default: openai with --base-url, else local with --model); vllm,"
+        " sglang: --model served by that engine, launched for the command",
         show_default=False,
     ),
 ]
@@ -105,10 +110,11 @@ Temperature = Annotated[
     float | None, typer.Option(help="0 = greedy (default: 0)", show_default=False)
 ]
 TeacherKind = Annotated[
-    Literal["openai", "oracle"] | None,
+    Literal["openai", "oracle", "vllm", "sglang"] | None,
     typer.Option(
         "--teacher",
-        help="Who teaches (default: openai with --base-url, else oracle)",
+        help="Who teaches (default: openai with --base-url, else oracle); vllm, sglang:"
+        " teacher.model=MODEL served by that engine, launched for the command",
         show_default=False,
     ),
 ]

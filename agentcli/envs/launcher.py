@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ctypes
 import logging
 import os
 import signal
@@ -16,22 +15,14 @@ from pathlib import Path
 
 import httpx
 
-from agentcli.common import free_port
+from agentcli.common import die_with_parent, free_port
 from agentcli.envs.base import EnvSpec
 from agentcli.errors import EnvServerError, EnvUnavailableError, UsageError
 
 log = logging.getLogger("agentgym.launcher")
 
-PR_SET_PDEATHSIG = 1
 MAX_BUILTIN_SERVERS = 4
 READY_TIMEOUT_S = 180.0  # sciworld's first JVM and alfworld's planner take a while on 2 cores
-
-
-def _die_with_parent() -> None:
-    """In the child: ask Linux to SIGTERM us when the parent dies, even by kill -9, so no
-    server (and none of its JVMs) outlives the command that started it."""
-    if sys.platform == "linux":
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def _wait_ready(url: str, process: subprocess.Popen, log: Path | None, timeout_s: float) -> None:
@@ -73,7 +64,7 @@ def server_process(
             stdout=out,
             stderr=subprocess.STDOUT,
             env={**os.environ, **(environ or {})},
-            preexec_fn=_die_with_parent,
+            preexec_fn=die_with_parent,  # and none of its JVMs
         )
         url = f"http://127.0.0.1:{port}"
         try:

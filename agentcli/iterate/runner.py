@@ -52,10 +52,12 @@ log = logging.getLogger("agentgym.iterate")
 PENDING, RUNNING, DONE, FAILED = "pending", "running", "done", "failed"
 INTERRUPTED = "interrupted"  # stopped by Ctrl-C (or SIGTERM): rerun to resume
 MANIFEST_VERSION = 1
-# Keys (the last part of a dotted path) that change how a stage runs, not what it makes; the
-# tracker's (train's report_to, run_name, project) say only where the logs go.
+# Keys (the last part of a dotted path) that change how a stage runs, not what it makes: the
+# servers, how many requests, where a launched engine runs (its command, GPUs, ports), and
+# the tracker's (train's report_to, run_name, project), which say only where the logs go.
 OPERATIONAL = frozenset(
     {"env_server", "concurrency", "max_cost", "timeout_s", "max_retries"}
+    | {"command", "gpus", "port", "ready_timeout_s"}
     | {"report_to", "run_name", "project"}
 )
 

@@ -15,6 +15,7 @@ from agentcli.items import ItemSelection
 from agentcli.iterate.config import IterateConfig
 from agentcli.iterate.run_layout import RunLayout
 from agentcli.iterate.runner import Stage
+from agentcli.policy.engine_server import ENGINES
 from agentcli.rollout import RolloutConfig
 from agentcli.teacher.stages import AnnotateConfig, CorrectConfig, ExtractStateConfig
 from agentcli.train.config import SUMMARY_NAME, TrainConfig
@@ -109,7 +110,7 @@ class _Plan:
         from agentcli.teacher.stages import extract_state
 
         where = self.layout.env(env)
-        by_llm = self.config.teacher.kind == "openai"
+        by_llm = self.config.teacher.is_llm
         source: dict[str, Any] = {"demos": where.demos} if by_llm else self._rollout_items
         config = self._teacher_config(ExtractStateConfig, env, out=where.privileged_state, **source)
         return self._stage(
@@ -328,8 +329,10 @@ class _Plan:
         )
 
     def _student(self, settings: BaseModel, model: Path) -> dict[str, Any]:
+        """The stage's policy on ``model``: loaded here (local) or served by an engine the stage
+        launches on it (vllm, sglang), so each stage plays the checkpoint it is meant to."""
         policy = settings.model_dump()
-        if policy["kind"] == "local":
+        if policy["kind"] in ("local", *ENGINES):
             policy["model"] = model
         return policy
 

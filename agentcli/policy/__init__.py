@@ -1,27 +1,28 @@
-"""Policies: a local model (batched), an OpenAI-compatible endpoint, or the env's oracle."""
+"""Policies: a local model (batched), an OpenAI-compatible endpoint (configured, or vLLM /
+SGLang launched on the model for the duration), or the env's oracle."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, SecretStr, model_validator
 
 from agentcli.config import CommandConfig
-from agentcli.endpoints import with_kind
+from agentcli.endpoints import ModelEndpoints, with_kind
 from agentcli.policy.base import Policy
+from agentcli.policy.engine_server import ENGINES, EngineSettings, serve_engine
 
 
-class PolicySettings(CommandConfig):
-    """How a policy acts: an endpoint (``openai``: ``base_url`` and ``model_name``), a local
-    model directory given elsewhere (``local``), or the env's expert (``oracle``).
+class _Acting(CommandConfig):
+    """Who acts and how it generates (``PolicySettings`` adds how an engine is launched)."""
 
-    Left unsaid, the kind follows from what is given: a ``base_url`` means an endpoint,
-    anything else a local model. One rule, so that YAML, environment variables and flags agree.
-    """
-
-    kind: Literal["local", "openai", "oracle"] = Field(
-        "local", description="local: a model directory; openai: an endpoint; oracle: the expert."
+    kind: Literal["local", "openai", "oracle", "vllm", "sglang"] = Field(
+        "local",
+        description="local: a model directory; openai: an endpoint; vllm, sglang: the model"
+        " directory served by that engine, launched for the stage; oracle: the expert.",
     )
     base_url: str | None = Field(None, description="OpenAI-compatible endpoint, e.g. .../v1.")
     model_name: str | None = Field(None, description="Model name at the endpoint.")
@@ -42,6 +43,17 @@ class PolicySettings(CommandConfig):
         description="Endpoint: retries of a request after a 408/409/429/5xx, timeout or drop.",
     )
 
+
+class PolicySettings(EngineSettings, _Acting):  # in this order, the engine's settings list last
+    """How a policy acts: an endpoint (``openai``: ``base_url`` and ``model_name``), a local
+    model directory given elsewhere (``local``), that directory served by an engine the stage
+    launches (``vllm``, ``sglang``: ``agentcli.policy.engine_server``), or the env's expert
+    (``oracle``).
+
+    Left unsaid, the kind follows from what is given: a ``base_url`` means an endpoint,
+    anything else a local model. One rule, so that YAML, environment variables and flags agree.
+    """
+
     @model_validator(mode="before")
     @classmethod
     def _infer_kind(cls, data: Any) -> Any:
@@ -51,13 +63,21 @@ class PolicySettings(CommandConfig):
     def _endpoint_complete(self) -> PolicySettings:
         if self.kind == "openai" and not (self.base_url and self.model_name):
             raise ValueError("an openai policy needs --base-url and --model-name")
+        if self.kind in ENGINES and (self.base_url or self.model_name):
+            raise ValueError(
+                f"a {self.kind} policy is served where the stage launches it: drop --base-url"
+                " and --model-name (kind openai talks to a server of your own)"
+            )
+        self.check_engine(self.kind)
         return self
 
 
 class PolicyConfig(PolicySettings):
-    """Who acts: ``PolicySettings`` and, for a local policy, its model directory."""
+    """Who acts: ``PolicySettings`` and, for a local, vllm or sglang policy, its model directory."""
 
-    model: Path | None = Field(None, description="Local model directory (HF format).")
+    model: Path | None = Field(
+        None, description="The model directory (HF format) of a local, vllm or sglang policy."
+    )
 
     @model_validator(mode="after")
     def _model_given(self) -> PolicyConfig:
@@ -66,21 +86,47 @@ class PolicyConfig(PolicySettings):
                 "say who acts: --model DIR (a local model), --base-url URL --model-name NAME"
                 " (an endpoint), or --policy oracle (the env's expert)"
             )
+        if self.kind in ENGINES and self.model is None:
+            raise ValueError(f"a {self.kind} policy serves a model directory: pass --model DIR")
         return self
 
 
-def build_policy(config: PolicyConfig, *, concurrency: int) -> Policy:
+@contextmanager
+def served_policy(
+    config: PolicyConfig, log_file: Callable[[str], Path]
+) -> Iterator[ModelEndpoints | None]:
+    """The engine of a ``vllm`` / ``sglang`` policy serving its model while the block runs
+    (its logs at ``log_file(name)``); None for the kinds that launch nothing."""
+    if config.kind not in ENGINES:
+        yield None
+        return
+    with serve_engine(
+        config.kind, config, str(config.model), log_file=log_file, setting="policy"
+    ) as endpoints:
+        yield endpoints
+
+
+def build_policy(
+    config: PolicyConfig, *, concurrency: int, served: ModelEndpoints | None = None
+) -> Policy:
+    """The policy ``config`` asks for; a ``vllm`` / ``sglang`` one talks to ``served``, the
+    engine that ``served_policy`` launched."""
     if config.kind == "oracle":
         from agentcli.policy.oracle import OraclePolicy
 
         return OraclePolicy()
-    if config.kind == "openai":
+    if config.kind == "openai" or config.kind in ENGINES:
         from agentcli.endpoints import api_key
         from agentcli.policy.openai_endpoint import OpenAIPolicy
 
+        if config.kind == "openai":
+            assert config.base_url and config.model_name  # PolicySettings checks it
+            served = ModelEndpoints((config.base_url,), config.model_name)
+        assert served is not None, "an engine's policy is built inside served_policy"
         return OpenAIPolicy(
-            config.base_url,
-            config.model_name,
+            served.base_urls,
+            served.model_name,
+            label=config.kind,
             api_key=api_key(config.api_key),
             concurrency=concurrency,
             max_tokens=config.max_new_tokens,

@@ -1,18 +1,22 @@
 """Privileged teachers: annotate demos, extract privileged state, correct student episodes.
 
 ``build_teacher`` makes the one a config asks for: an LLM behind any OpenAI-compatible
-endpoint (``openai``) or the environment's own oracle (``oracle``, built-in envs).
+endpoint (``openai``), an LLM served by an engine the stage launches (``vllm``, ``sglang``:
+``served_teacher``), or the environment's own oracle (``oracle``, built-in envs).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, SecretStr, model_validator
 
 from agentcli.config import CommandConfig
-from agentcli.endpoints import with_kind
+from agentcli.endpoints import ModelEndpoints, with_kind
+from agentcli.policy.engine_server import ENGINES, EngineSettings, serve_engine
 from agentcli.teacher.base import Teacher
 
 
@@ -30,20 +34,19 @@ DEFAULT_PRICES = {
 }
 
 
-class TeacherConfig(CommandConfig):
-    """Who teaches. ``openai`` needs ``base_url`` and ``model_name``; ``oracle`` needs a
-    built-in environment.
+class _Teaching(CommandConfig):
+    """Who teaches and how it is asked (``TeacherConfig`` adds how an engine is launched)."""
 
-    Left unsaid, the kind follows from what is given: a ``base_url`` means an LLM at that
-    endpoint, nothing the env's oracle. One rule, so that YAML, environment variables and
-    flags agree.
-    """
-
-    kind: Literal["openai", "oracle"] = Field(
-        "oracle", description="openai: an LLM at an endpoint; oracle: the env's simulator."
+    kind: Literal["openai", "oracle", "vllm", "sglang"] = Field(
+        "oracle",
+        description="openai: an LLM at an endpoint; vllm, sglang: model served by that engine,"
+        " launched for the stage; oracle: the env's simulator.",
     )
     base_url: str | None = Field(None, description="OpenAI-compatible endpoint, e.g. .../v1.")
     model_name: str | None = Field(None, description="Model name at the endpoint.")
+    model: str | None = Field(
+        None, description="vllm/sglang: the model the engine serves (a directory or a hub id)."
+    )
     api_key: SecretStr | None = Field(None, description="Endpoint key (else OPENAI_API_KEY).")
     concurrency: int = Field(16, ge=1, description="Records (and requests) in flight at once.")
     max_retries: int = Field(
@@ -69,6 +72,17 @@ class TeacherConfig(CommandConfig):
         None, description="Where replies are cached; default: beside the output."
     )
 
+
+class TeacherConfig(EngineSettings, _Teaching):  # in this order, the engine's settings list last
+    """Who teaches. ``openai`` needs ``base_url`` and ``model_name``; ``vllm`` / ``sglang``
+    need ``model``, which the stage serves with that engine; ``oracle`` needs a built-in
+    environment.
+
+    Left unsaid, the kind follows from what is given: a ``base_url`` means an LLM at that
+    endpoint, nothing the env's oracle. One rule, so that YAML, environment variables and
+    flags agree.
+    """
+
     @model_validator(mode="before")
     @classmethod
     def _infer_kind(cls, data: Any) -> Any:
@@ -78,15 +92,61 @@ class TeacherConfig(CommandConfig):
     def _complete(self) -> TeacherConfig:
         if self.kind == "openai" and not (self.base_url and self.model_name):
             raise ValueError("an openai teacher needs --base-url and --model-name")
+        if self.kind in ENGINES:
+            if self.model is None:
+                raise ValueError(f"a {self.kind} teacher serves teacher.model=MODEL: name it")
+            if self.base_url or self.model_name:
+                raise ValueError(
+                    f"a {self.kind} teacher is served where the stage launches it: drop"
+                    " --base-url and --model-name (kind openai talks to a server of your own)"
+                )
+        elif self.model is not None:
+            raise ValueError(f"model: for a vllm or sglang teacher; this one is {self.kind}")
+        self.check_engine(self.kind)
         return self
 
+    @property
+    def is_llm(self) -> bool:
+        """An LLM teaches (at an endpoint or served here), not the env's simulator."""
+        return self.kind != "oracle"
+
     def price_table(self) -> dict[str, Price]:
-        return {**DEFAULT_PRICES, **self.prices}
+        """The default prices, a model served here at $0, then the config's own prices."""
+        served_here = {self.model: Price(input=0.0, output=0.0)} if self.kind in ENGINES else {}
+        return {**DEFAULT_PRICES, **served_here, **self.prices}
 
 
-def build_teacher(config: TeacherConfig, env: str, *, ledger: Path, cache: Path) -> Teacher:
-    """The teacher ``config`` asks for; an LLM teacher logs every call to ``ledger`` and
-    caches every reply in ``cache`` (``config.cache_dir`` wins when set)."""
+@contextmanager
+def served_teacher(
+    config: TeacherConfig, log_file: Callable[[str], Path]
+) -> Iterator[ModelEndpoints | None]:
+    """Where an LLM teacher answers while the block runs: the engine of a ``vllm`` / ``sglang``
+    teacher, launched on its model (its logs at ``log_file(name)``), or the configured
+    endpoint; None for the oracle."""
+    if config.kind in ENGINES:
+        assert config.model is not None  # TeacherConfig checks it
+        with serve_engine(
+            config.kind, config, config.model, log_file=log_file, setting="teacher"
+        ) as endpoints:
+            yield endpoints
+    elif config.kind == "openai":
+        assert config.base_url and config.model_name  # TeacherConfig checks it
+        yield ModelEndpoints((config.base_url,), config.model_name)
+    else:
+        yield None
+
+
+def build_teacher(
+    config: TeacherConfig,
+    env: str,
+    *,
+    ledger: Path,
+    cache: Path,
+    endpoints: ModelEndpoints | None = None,
+) -> Teacher:
+    """The teacher ``config`` asks for; an LLM teacher asks ``endpoints`` (from
+    ``served_teacher``), logs every call to ``ledger`` and caches every reply in ``cache``
+    (``config.cache_dir`` wins when set)."""
     if config.kind == "oracle":
         from agentcli.teacher.oracle import OracleTeacher
 
@@ -94,6 +154,7 @@ def build_teacher(config: TeacherConfig, env: str, *, ledger: Path, cache: Path)
     from agentcli.teacher.llm import LLMTeacher
     from agentcli.teacher.llm_client import TeacherClient
 
+    assert endpoints is not None, "an LLM teacher is built inside served_teacher"
     if config.cache_dir is not None:
         cache = config.cache_dir / "responses.jsonl"
-    return LLMTeacher(TeacherClient(config, ledger=ledger, cache=cache))
+    return LLMTeacher(TeacherClient(config, endpoints, ledger=ledger, cache=cache))

@@ -9,11 +9,15 @@ what the server asks (``retry-after-ms`` / ``retry-after``) or an exponential ba
 jitter. A reply that is not what was asked (bad JSON, a missing field, the wrong number of
 steps, an action the env does not offer) is sent back with what is wrong with it, up to
 ``max_repairs`` times; after that the item fails with the last problem as its reason.
+
+Several endpoints (replicas of one model, launched by the stage) take the items in turn; an
+item's retries and repairs stay with its replica.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import random
 import time
@@ -25,7 +29,14 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from agentcli.conversation import Message
-from agentcli.endpoints import api_key, async_client, endpoint_error, is_retried, server_message
+from agentcli.endpoints import (
+    ModelEndpoints,
+    api_key,
+    async_client,
+    endpoint_error,
+    is_retried,
+    server_message,
+)
 from agentcli.errors import InvalidReplyError
 from agentcli.teacher import TeacherConfig
 from agentcli.teacher.cache import CachedReply, ResponseCache, request_key
@@ -70,18 +81,22 @@ class _Answer:
 
 
 class TeacherClient:
-    def __init__(self, config: TeacherConfig, *, ledger: Path, cache: Path) -> None:
-        assert config.base_url and config.model_name  # TeacherConfig checks it for kind openai
-        self.base_url = config.base_url
-        self.model_name = config.model_name
+    def __init__(
+        self, config: TeacherConfig, endpoints: ModelEndpoints, *, ledger: Path, cache: Path
+    ) -> None:
+        self.base_urls = endpoints.base_urls
+        self.model_name = endpoints.model_name
         self._config = config
         self._structured = config.structured_output
-        self._client = async_client(
-            config.base_url, api_key(config.api_key), timeout_s=config.timeout_s, max_retries=0
-        )
+        key = api_key(config.api_key)
+        self._clients = [
+            async_client(url, key, timeout_s=config.timeout_s, max_retries=0)
+            for url in self.base_urls
+        ]
+        self._turns = itertools.cycle(range(len(self._clients)))
         self._slots = asyncio.Semaphore(config.concurrency)
         self.cache = ResponseCache(cache)
-        self.ledger = CostLedger(ledger, config.price_table(), config.model_name, config.max_cost)
+        self.ledger = CostLedger(ledger, config.price_table(), self.model_name, config.max_cost)
         self.stats = ClientStats()
 
     async def ask(
@@ -98,10 +113,11 @@ class TeacherClient:
         conversation: list[Message] = list(messages)
         problem = ""
         unusable: set[str] = set()
+        replica = next(self._turns)
         for repair in range(self._config.max_repairs + 1):
             if repair:
                 self.stats.repairs += 1
-            answer = await self._answer(conversation, reply_model, stage, item_id, repair)
+            answer = await self._answer(conversation, reply_model, stage, item_id, repair, replica)
             unusable.add(answer.key)
             try:
                 reply = parse_reply(answer.text, reply_model)
@@ -124,7 +140,8 @@ class TeacherClient:
         )
 
     async def aclose(self) -> None:
-        await self._client.close()
+        for client in self._clients:
+            await client.close()
 
     def _request(self, conversation: list[Message], reply_model: type[BaseModel]) -> dict:
         request: dict[str, Any] = {
@@ -150,8 +167,10 @@ class TeacherClient:
         stage: str,
         item_id: str,
         repair: int,
+        replica: int,
     ) -> _Answer:
-        """The reply to one request: from the cache, or sent and retried as the module says."""
+        """The reply to one request: from the cache, or sent to endpoint ``replica`` and
+        retried as the module says."""
         import openai
 
         retries = 0
@@ -172,7 +191,7 @@ class TeacherClient:
             try:
                 async with self._slots:
                     self.stats.sent += 1
-                    completion = await self._client.chat.completions.create(**request)
+                    completion = await self._clients[replica].chat.completions.create(**request)
             except openai.OpenAIError as exc:
                 failed = _Answer(
                     text="",
@@ -189,7 +208,7 @@ class TeacherClient:
                     # words only (the prompt always says so), for this and every later request.
                     log.warning(
                         "%s does not accept response_format: asking for JSON in the prompt only",
-                        self.base_url,
+                        self.base_urls[replica],
                     )
                     self._structured = False
                     continue
@@ -200,7 +219,7 @@ class TeacherClient:
                     continue
                 raise endpoint_error(
                     exc,
-                    base_url=self.base_url,
+                    base_url=self.base_urls[replica],
                     model_name=self.model_name,
                     timeout_s=self._config.timeout_s,
                     tries=retries + 1,

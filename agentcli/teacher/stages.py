@@ -30,7 +30,7 @@ from agentcli.errors import AgentGymError, BudgetExceededError, FatalRunError, U
 from agentcli.items import ItemSelection
 from agentcli.iterate.run_layout import RunLayout
 from agentcli.resume import fingerprint, guard_output, refuse_other_settings
-from agentcli.teacher import TeacherConfig, build_teacher
+from agentcli.teacher import TeacherConfig, build_teacher, served_teacher
 from agentcli.teacher.base import Teacher
 from agentcli.teacher.ledger import now
 from agentcli.teacher.llm_client import ClientStats, NotSent
@@ -89,12 +89,13 @@ class StageConfig(CommandConfig):
         """What shapes each record, kept beside the records: a rerun resumes only the same
         (concurrency, retries, the budget and the endpoint's URL may change)."""
         teacher = self.teacher
-        shaping = {"model_name", "temperature", "max_tokens", "structured_output"}
+        shaping = {"temperature", "max_tokens", "structured_output"}
+        shaping |= {"model_name"} if teacher.kind == "openai" else {"model", "args"}
         return {
             "env": self.env,
             "teacher": {
                 "kind": teacher.kind,
-                **(teacher.model_dump(include=shaping) if teacher.kind == "openai" else {}),
+                **(teacher.model_dump(include=shaping) if teacher.is_llm else {}),
             },
             "inputs": {name: fingerprint(path) for name, path in self.inputs().items()},
         }
@@ -148,7 +149,7 @@ class ExtractStateConfig(StageConfig, ItemSelection):
 
     @model_validator(mode="after")
     def _default_out(self) -> ExtractStateConfig:
-        if self.teacher.kind == "openai" and self.demos is None:
+        if self.teacher.is_llm and self.demos is None:
             raise ValueError(
                 "an LLM teacher reads the state out of expert demos: pass --demos"
                 " (or --teacher oracle, which reads it from the simulator)"
@@ -239,7 +240,7 @@ def correct(config: CorrectConfig, on_item: OnItem | None = None) -> StageStats:
     states: dict[str, PrivilegedState] = {}
     if config.state is not None:
         states = {state.item_id: state for state in read_records(config.state, PrivilegedState)}
-    elif config.teacher.kind == "openai":
+    elif config.teacher.is_llm:
         log.warning("no privileged state (pass --state FILE): the teacher sees trajectories only")
 
     def work(teacher: Teacher) -> list[tuple[str, Work]]:
@@ -285,8 +286,11 @@ def _execute(
     from agentcli.teacher.llm import LLMTeacher
 
     dry_run = config.teacher.dry_run
-    if dry_run and config.teacher.kind == "oracle":
-        raise UsageError("--dry-run estimates what an LLM teacher costs; the oracle costs nothing")
+    if dry_run and config.teacher.kind != "openai":
+        raise UsageError(
+            "--dry-run estimates what an endpoint charges; the oracle, or a model this stage"
+            f" serves itself ({config.teacher.kind}), costs nothing"
+        )
     failures = config.side_file("failures.jsonl")
     if dry_run:  # writes nothing, but estimates only what a real run would do
         refuse_other_settings(config.output_path, config.record_settings())
@@ -295,29 +299,31 @@ def _execute(
         if config.overwrite:
             failures.unlink(missing_ok=True)
         dump_config(config, config.side_file("config.yaml"))
-    teacher = build_teacher(
-        config.teacher,
-        config.env,
-        ledger=config.side_file("ledger.jsonl"),
-        cache=config.side_file("cache.jsonl"),
-    )
-    client = teacher.client if isinstance(teacher, LLMTeacher) else None
+    with served_teacher(config.teacher, config.side_file) as endpoints:
+        teacher = build_teacher(
+            config.teacher,
+            config.env,
+            ledger=config.side_file("ledger.jsonl"),
+            cache=config.side_file("cache.jsonl"),
+            endpoints=endpoints,
+        )
+        client = teacher.client if isinstance(teacher, LLMTeacher) else None
 
-    async def run() -> StageStats:
-        try:
-            return await run_items(
-                stage,
-                work(teacher),
-                config.output_path,
-                failures,
-                concurrency=config.teacher.concurrency,
-                dry_run=dry_run,
-                on_item=on_item,
-            )
-        finally:
-            await teacher.aclose()
+        async def run() -> StageStats:
+            try:
+                return await run_items(
+                    stage,
+                    work(teacher),
+                    config.output_path,
+                    failures,
+                    concurrency=config.teacher.concurrency,
+                    dry_run=dry_run,
+                    on_item=on_item,
+                )
+            finally:
+                await teacher.aclose()
 
-    stats = asyncio.run(run())
+        stats = asyncio.run(run())
     if client is not None:
         stats.calls, stats.spent = client.stats, client.ledger.spent
     if stats.stopped:

@@ -7,46 +7,112 @@ model and ``train_summary.json``, which this process reads back when the launch 
 The in-training eval is the caller's: ``evaluate`` runs in this process, and a distributed run's
 ``worker`` module builds its own from the config (a function cannot cross into the processes
 accelerate starts). ``agentcli.train_eval.train`` passes both.
+
+What the accelerate config asks for must be what runs. accelerate 1.15 turns FSDP (and
+DeepSpeed) on only over GPUs: on CPU its state is ``MULTI_CPU`` and the model is wrapped in
+DDP instead, without a word (``AcceleratorState`` sets ``DistributedType.FSDP`` only when the
+type it starts from is a multi-accelerator one). So an FSDP or DeepSpeed config is refused
+where torch sees no GPU. The precision is ours too: ``launch.dtype`` decides it and is passed
+as ``--mixed_precision``, over the config file's ``mixed_precision`` (which TRL's arguments
+would otherwise take from the environment: bf16 autocast on a CPU, say).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
 
 from agentcli.common import free_port
 from agentcli.config import dump_config
 from agentcli.errors import AgentGymError, UsageError
+from agentcli.train.arguments import precision
 from agentcli.train.config import TrainConfig
 from agentcli.train.model import require_model_dir
 from agentcli.train.run import CheckpointEvaluator, TrainSummary, require_evaluator
 from agentcli.train.tracking import require_tracker
 
 WORKER = "agentcli.train.worker"
+GPU_ONLY = {"FSDP": "FSDP", "DEEPSPEED": "DeepSpeed"}  # what accelerate runs on GPUs only
 
 
 def accelerate_command(config: TrainConfig, worker: str, *, port: int) -> list[str]:
     """The ``accelerate launch`` command line. Without a config file, ``--multi_gpu`` is what
     starts N processes on GPUs and on CPU alike (gloo there): accelerate's MULTI_CPU mode
-    silently runs one process."""
+    silently runs one process. A config file that names its ``main_process_port`` keeps it
+    (every machine of a multi-node run must meet there); otherwise ``port`` is used."""
     launch = config.launch
     command = [sys.executable, "-m", "accelerate.commands.launch"]
+    given: dict[str, Any] = {}
     if launch.accelerate_config is not None:
+        given = accelerate_file(launch.accelerate_config)
         command += ["--config_file", str(launch.accelerate_config)]
     else:
-        command += ["--multi_gpu", "--num_machines", "1", "--mixed_precision", "no"]
-        command += ["--dynamo_backend", "no"]
+        command += ["--multi_gpu", "--num_machines", "1", "--dynamo_backend", "no"]
+    command += ["--mixed_precision", mixed_precision(launch.dtype)]
     if launch.num_processes is not None:
         command += ["--num_processes", str(launch.num_processes)]
-    command += ["--main_process_port", str(port), "-m", worker, str(config.config_path)]
-    return command
+    if given.get("main_process_port") is None:
+        command += ["--main_process_port", str(port)]
+    return [*command, "-m", worker, str(config.config_path)]
+
+
+def mixed_precision(dtype: str) -> str:
+    """accelerate's name for the precision ``launch.dtype`` gives on this machine."""
+    import torch
+
+    cuda = torch.cuda.is_available()
+    flags = precision(dtype, cuda=cuda, bf16_supported=cuda and torch.cuda.is_bf16_supported())
+    return "bf16" if flags["bf16"] else "fp16" if flags["fp16"] else "no"
+
+
+def accelerate_file(path: Path) -> dict[str, Any]:
+    """An accelerate config file's settings (YAML, or JSON, which YAML reads too)."""
+    try:
+        settings = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise UsageError(f"--accelerate-config {path}: cannot read it ({error.strerror})") from None
+    except yaml.YAMLError:
+        raise UsageError(f"--accelerate-config {path}: not YAML or JSON; fix the file") from None
+    if not isinstance(settings, dict):
+        raise UsageError(f"--accelerate-config {path}: not an accelerate config (a mapping)")
+    return settings
+
+
+def require_launchable(config: TrainConfig) -> None:
+    """Refuse an accelerate config that would not run as it says here (see the module)."""
+    path = config.launch.accelerate_config
+    if path is None:
+        return
+    kind = str(accelerate_file(path).get("distributed_type", "")).upper()
+    if kind not in GPU_ONLY:
+        return
+    import torch
+
+    name = GPU_ONLY[kind]
+    if not torch.cuda.is_available():
+        raise UsageError(
+            f"--accelerate-config {path} asks for {name}, which accelerate runs on GPUs only"
+            " (without one it would train with DDP instead, silently); on CPU use"
+            " configs/accelerate/ddp.yaml or --num-processes N"
+        )
+    if kind == "DEEPSPEED" and importlib.util.find_spec("deepspeed") is None:
+        raise UsageError(
+            f"--accelerate-config {path} asks for DeepSpeed, which is not installed:"
+            " pip install deepspeed"
+        )
 
 
 def check_before_start(config: TrainConfig) -> None:
     """Fail in one line before any process starts or loads a model."""
     require_model_dir(config.model)
     require_tracker(config.hyperparameters.report_to)
+    require_launchable(config)
     if not config.data.is_file():
         raise UsageError(f"--data {config.data}: no such file; check the path")
     if not config.resume and config.checkpoints.is_dir() and any(config.checkpoints.iterdir()):

@@ -42,7 +42,7 @@ def run_policy(url: str, count: int = 1, **options) -> list[Reply]:
     """``count`` concurrent turns through one policy; retries immediate unless asked."""
 
     async def scenario() -> list[Reply]:
-        policy = OpenAIPolicy(url, "m", **{"max_retries": 0, **options})
+        policy = OpenAIPolicy([url], "m", **{"max_retries": 0, **options})
         try:
             return await asyncio.gather(*(policy.act(CONVERSATION, None) for _ in range(count)))
         finally:
@@ -157,6 +157,28 @@ def test_at_most_concurrency_requests_are_in_flight(server):
     replies = run_policy(server.url, count=12, concurrency=3)
     assert len(replies) == len(server.requests) == 12
     assert server.max_in_flight == 3
+
+
+class Session:
+    """Stands for an episode's env session: the policy keys its replica by it."""
+
+
+def test_replicas_take_the_sessions_in_turn_and_each_session_keeps_its_own(server):
+    with openai_server(numbered_turn) as other:
+        sessions = [Session() for _ in range(3)]
+
+        async def scenario() -> None:
+            policy = OpenAIPolicy([server.url, other.url], "m", label="vllm", max_retries=0)
+            try:
+                for _ in range(2):  # two turns of each episode
+                    await asyncio.gather(*(policy.act(CONVERSATION, s) for s in sessions))
+            finally:
+                await policy.aclose()
+            assert policy.name == "vllm:m"
+
+        asyncio.run(scenario())
+        # sessions 0 and 2 on the first replica, session 1 on the second, every turn
+        assert (len(server.requests), len(other.requests)) == (4, 2)
 
 
 def test_rollout_command_records_what_the_endpoint_answered(server, tmp_path):

@@ -5,6 +5,9 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +16,7 @@ import yaml
 from transformers import AutoModelForCausalLM, TrainerCallback
 
 from agentcli import train_eval
+from agentcli.common import free_port
 from agentcli.config import resolve_config
 from agentcli.conversation import ACKNOWLEDGEMENT
 from agentcli.data.records import ChatMessage
@@ -21,6 +25,7 @@ from agentcli.train.config import TrainConfig
 from agentcli.train.launch import train
 from agentcli.train.run import run_training
 
+ROOT = Path(__file__).parents[2]
 INSTRUCTION = "Craft the goal item. Answer as 'Thought: ...' then 'Action: ...'."
 PLANS = [
     ["get 1 oak log", "craft 4 oak planks using 1 oak log"],
@@ -265,24 +270,76 @@ def test_a_missing_model_directory_is_one_line(bc_data, tmp_path):
 
 
 @pytest.mark.slow
-def test_two_cpu_processes_train_on_different_batches(tiny_model, bc_data, tmp_path):
+def test_two_processes_of_the_ddp_config_train_save_and_resume(
+    tiny_model, bc_data, tmp_path, monkeypatch
+):
+    """The shipped configs/accelerate/ddp.yaml, as on GPUs but on CPU (gloo): 2 ranks, each
+    its own shard of every batch, in fp32 whatever the config file says; stopped after step 3,
+    then resumed from checkpoint-2 to the end."""
     out = tmp_path / "ddp"
     config = config_for(
         "bc",
         bc_data,
         tiny_model,
         out,
-        "hyperparameters.num_train_epochs=1",
+        "hyperparameters.num_train_epochs=3",
+        "hyperparameters.save_steps=2",
         "launch.num_processes=2",
+        f"launch.accelerate_config={ROOT / 'configs' / 'accelerate' / 'ddp.yaml'}",
+    )
+    monkeypatch.setenv("PROBE_STOP_AT", "3")
+    stopped = train(config, worker="tests.support.train_rank_probe")
+    assert stopped.global_step == 3
+    assert sorted(path.name for path in config.checkpoints.glob("checkpoint-*")) == ["checkpoint-2"]
+
+    monkeypatch.delenv("PROBE_STOP_AT")
+    resumed = train(
+        config.model_copy(update={"resume": True}), worker="tests.support.train_rank_probe"
     )
 
-    summary = train(config, worker="tests.support.train_rank_probe")
-
-    seen = [json.loads((out / f"inputs_rank{rank}.json").read_text()) for rank in (0, 1)]
-    assert seen[0] and seen[1]
-    assert not set(map(tuple, seen[0])) & set(map(tuple, seen[1]))
-    assert summary.global_step == 2  # 16 conversations / (2 ranks × batch 4)
+    assert (resumed.global_step, resumed.steps) == (6, 4)  # 16 conversations / (2 ranks × 4)
+    ranks = [json.loads((out / f"inputs_rank{rank}.json").read_text()) for rank in (0, 1)]
+    assert [(rank["world_size"], rank["mixed_precision"]) for rank in ranks] == [(2, "no")] * 2
+    assert len(ranks[0]["batches"]) == len(ranks[1]["batches"]) == 4  # the resumed steps
+    for step in zip(ranks[0]["batches"], ranks[1]["batches"], strict=True):
+        assert not set(map(tuple, step[0])) & set(map(tuple, step[1]))  # a shard each
     assert (out / "config.json").is_file()
+
+
+def test_accelerate_runs_ddp_where_fsdp_is_asked_on_cpu():
+    """Why train refuses an FSDP config without a GPU: accelerate 1.15, given the FSDP plugin
+    on CPU, keeps MULTI_CPU and wraps the model in DistributedDataParallel, saying nothing.
+    When this fails, accelerate runs FSDP on CPU: lift the refusal (agentcli/train/launch.py)."""
+    probe = (
+        "import torch\n"
+        "from accelerate import Accelerator\n"
+        "from accelerate.utils import FullyShardedDataParallelPlugin\n"
+        "plugin = FullyShardedDataParallelPlugin(fsdp_version=2)\n"
+        "accelerator = Accelerator(cpu=True, fsdp_plugin=plugin)\n"
+        "model = accelerator.prepare(torch.nn.Linear(2, 2))\n"
+        "print(accelerator.distributed_type, type(model).__name__)\n"
+    )
+    one_rank = {"LOCAL_RANK": "0", "RANK": "0", "WORLD_SIZE": "1", "LOCAL_WORLD_SIZE": "1",
+                "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(free_port()),
+                "ACCELERATE_USE_FSDP": "true"}  # fmt: skip
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         env={**os.environ, **one_rank}, timeout=120)  # fmt: skip
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.split() == ["DistributedType.MULTI_CPU", "DistributedDataParallel"]
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the refusal is for machines without a GPU")
+@pytest.mark.parametrize(("name", "engine"), [("fsdp", "FSDP"), ("zero3", "DeepSpeed")])
+def test_fsdp_and_zero3_are_refused_without_a_gpu_in_one_line(
+    tiny_model, bc_data, tmp_path, name, engine
+):
+    config = config_for(
+        "bc", bc_data, tiny_model, tmp_path / "out",
+        f"launch.accelerate_config={ROOT / 'configs' / 'accelerate' / f'{name}.yaml'}",
+    )  # fmt: skip
+    with pytest.raises(UsageError, match=f"asks for {engine}, which accelerate runs on GPUs only"):
+        train(config)
+    assert not (tmp_path / "out").exists()  # refused before anything was written
 
 
 def test_eval_every_epoch_rolls_out_the_saved_epoch_model(tiny_model, bc_data, tmp_path):

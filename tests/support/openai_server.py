@@ -108,6 +108,7 @@ class FakeOpenAI:
         self.slow_s = 0.0  # how long a "slow" fault takes to answer
         self.latency_s = 0.0  # every reply takes this long (to keep requests in flight)
         self.refuse_response_format = False  # answer 400 to a request that sends one
+        self.strict_model = False  # answer 404 to a request for another model, as vLLM does
         self.requests: list[RecordedRequest] = []
         self.in_flight = 0
         self.max_in_flight = 0
@@ -153,6 +154,9 @@ class FakeOpenAI:
             return JSONResponse({"error": {"message": str(error)}}, status_code=422)
         if self.refuse_response_format and body.response_format is not None:
             return JSONResponse({"error": _REFUSED_FORMAT}, status_code=400)
+        if self.strict_model and body.model != self.model:
+            unknown = {"message": f"The model `{body.model}` does not exist.", "code": 404}
+            return JSONResponse({"error": {**unknown, "type": "NotFoundError"}}, status_code=404)
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:

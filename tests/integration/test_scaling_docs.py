@@ -1,0 +1,88 @@
+"""docs/scaling.md as its reader meets it: every YAML block is a valid accelerate config or
+part of a valid iterate config (its agentgym lines are checked with the other pages', in
+test_docs.py), and its two-node training recipe runs, on this CPU machine as two nodes of one
+process each: node 0 under ``agentgym train``, node 1 by the page's own join command."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+
+import pytest
+import yaml
+from accelerate.commands.config.config_args import ClusterConfig
+
+from agentcli.common import free_port
+from agentcli.iterate.loop import resolve_iterations
+from tests.integration.test_train import agentgym_conversation
+from tests.support.docs import ROOT, bash_blocks, failure_text, run_block
+
+PAGE = ROOT / "docs" / "scaling.md"
+BASE = {"run": "runs/x", "envs": ["sciworld", "textcraft"], "model": "models/m"}
+
+
+def yaml_blocks() -> list[dict]:
+    return [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", PAGE.read_text(), re.S)]
+
+
+def node_config() -> dict:
+    [config] = [block for block in yaml_blocks() if "distributed_type" in block]
+    return config
+
+
+def test_every_yaml_block_is_a_valid_config(tmp_path):
+    blocks = yaml_blocks()
+    assert len(blocks) >= 6
+    for number, block in enumerate(blocks):
+        path = tmp_path / f"block{number}.yaml"
+        if "distributed_type" in block:  # a node's accelerate config
+            path.write_text(yaml.safe_dump(block))
+            assert ClusterConfig.from_yaml_file(str(path)).num_machines == 2
+            continue
+        path.write_text(yaml.safe_dump({**BASE, **block}))
+        [config] = resolve_iterations(path, [1], [])  # every stage's config validates too
+        assert config.iter == 1
+
+
+@pytest.mark.slow
+def test_two_nodes_train_as_the_page_says(tiny_model, tmp_path):
+    port = free_port()
+    for rank in (0, 1):  # the page's node config, made to run on CPU: DDP over gloo
+        node = {**node_config(), "machine_rank": rank, "main_process_ip": "127.0.0.1"}
+        node.update(main_process_port=port, num_processes=2, mixed_precision="no")
+        node.update(distributed_type="MULTI_GPU")  # FSDP needs GPUs
+        del node["fsdp_config"]
+        (tmp_path / f"node{rank}.yaml").write_text(yaml.safe_dump(node))
+    data = tmp_path / "bc.json"
+    data.write_text(json.dumps([agentgym_conversation(index) for index in range(16)]))
+    out = tmp_path / "runs" / "two-nodes" / "iter0" / "model"
+    log = (
+        tmp_path / "node0.log"
+    )  # a file, not a pipe: a full pipe would stall node 0, and 1 with it
+    node_zero = subprocess.Popen(
+        [sys.executable, "-m", "agentcli.cli.main", "train", "bc", "--data", str(data),
+         "--model", str(tiny_model), "--out", str(out), "--accelerate-config", "node0.yaml"],
+        cwd=tmp_path, stdout=log.open("w"), stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        [join] = [
+            line.strip()
+            for block in bash_blocks(PAGE)
+            for line in block.splitlines()
+            if "accelerate.commands.launch" in line
+        ]
+        node_one = run_block(join.replace("$k", "0"), tmp_path, timeout=300)
+        node_zero.wait(timeout=300)
+    finally:
+        if node_zero.poll() is None:  # the test failed: stop node 0 and the launch it started
+            os.killpg(node_zero.pid, signal.SIGKILL)
+            node_zero.wait()
+    assert node_one.returncode == 0, failure_text(node_one)
+    assert node_zero.returncode == 0, log.read_text()[-3000:]
+    summary = json.loads((out / "train_summary.json").read_text())
+    assert summary["global_step"] == 2  # 16 conversations over 2 ranks × batch 4: both trained
+    assert (out / "model.safetensors").is_file()
