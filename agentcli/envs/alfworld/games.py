@@ -150,9 +150,7 @@ class GameCatalog:
 
 @cache
 def _generated_game(split: str, offset: int) -> Game:
-    from alfworld.gen import constants
-
-    scenes = getattr(constants, GENERATED_SPLITS[split][2])
+    scenes = getattr(generation.constants(), GENERATED_SPLITS[split][2])
     seed = f"{split}/{offset}"
     signature = generation.sample_signature(seed, scenes)
     return Game(f"{signature.folder}/{split}_{offset}", split, generated=True)
@@ -176,5 +174,5 @@ def _flatten(groups: list[list[Any]]) -> list[str]:
 def _wheel_logic() -> tuple[str, str]:
     from importlib.resources import files
 
-    data = files("alfworld") / "data"
+    data = files(generation.import_alfworld("alfworld")) / "data"
     return (data / "alfred.pddl").read_text(), (data / "alfred.twl2").read_text()

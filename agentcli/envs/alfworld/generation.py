@@ -17,7 +17,9 @@ a string's SHA-256, so a seed gives the same problem in every process and hash s
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
+import os
 import random
 from dataclasses import dataclass
 from functools import cache, cached_property
@@ -114,34 +116,43 @@ class Scene:
     @cached_property
     def pickup_types(self) -> tuple[str, ...]:
         """Types that can be picked up here: those some receptacle can hold (as ALFRED)."""
-        placeable = set().union(*_constants().VAL_RECEPTACLE_OBJECTS.values())
+        placeable = set().union(*constants().VAL_RECEPTACLE_OBJECTS.values())
         return tuple(sorted(self.object_types & placeable))
 
 
-@cache
-def _constants() -> Any:
-    from alfworld.gen import constants
+def import_alfworld(module: str) -> Any:
+    """``importlib.import_module(module)`` for a module of the alfworld package, leaving the
+    environment as it was: alfworld's first import sets ALFWORLD_DATA (to ~/.cache/alfworld)
+    when it is unset, and every env server started after it would take that folder for the
+    user's data and refuse to start without ALFWorld's download."""
+    unset = "ALFWORLD_DATA" not in os.environ
+    try:
+        return importlib.import_module(module)
+    finally:
+        if unset:
+            os.environ.pop("ALFWORLD_DATA", None)
 
-    return constants
+
+@cache
+def constants() -> Any:
+    return import_alfworld("alfworld.gen.constants")
 
 
 @cache
 def _goals() -> dict[str, Any]:
-    from alfworld.gen.goal_library import gdict
-
-    return gdict
+    return import_alfworld("alfworld.gen.goal_library").gdict
 
 
 def floor_plans() -> list[int]:
-    return sorted(room for rooms in _constants().SCENE_TYPE.values() for room in rooms)
+    return sorted(room for rooms in constants().SCENE_TYPE.values() for room in rooms)
 
 
 def room_type(floor_plan: int) -> str:
-    return next(name for name, rooms in _constants().SCENE_TYPE.items() if floor_plan in rooms)
+    return next(name for name, rooms in constants().SCENE_TYPE.items() if floor_plan in rooms)
 
 
 def holds(receptacle_type: str, object_type: str) -> bool:
-    return object_type in _constants().VAL_RECEPTACLE_OBJECTS.get(receptacle_type, ())
+    return object_type in constants().VAL_RECEPTACLE_OBJECTS.get(receptacle_type, ())
 
 
 @cache
@@ -149,7 +160,7 @@ def scene(floor_plan: int) -> Scene:
     """A floor plan's object types and static receptacles. The wheel's receptacle list lacks
     some that the object list names (stove burners, coffee machines, toasters, most garbage
     cans, towel holders): each of those gets one instance at a location of its own."""
-    layouts = files("alfworld") / "gen" / "layouts"
+    layouts = files(import_alfworld("alfworld")) / "gen" / "layouts"
     try:
         object_types = json.loads((layouts / f"FloorPlan{floor_plan}-objects.json").read_text())
         poses = json.loads((layouts / f"FloorPlan{floor_plan}-openable.json").read_text())
@@ -158,7 +169,7 @@ def scene(floor_plan: int) -> Scene:
             f"ALFWorld has no floor plan {floor_plan}: its floor plans are 1-30, 201-230, "
             "301-330 and 401-430"
         ) from None
-    static = set(_constants().VAL_RECEPTACLE_OBJECTS) - set(_constants().MOVABLE_RECEPTACLES)
+    static = set(constants().VAL_RECEPTACLE_OBJECTS) - set(constants().MOVABLE_RECEPTACLES)
     receptacles = []
     for object_id, (x, z, rotation, horizon) in sorted(poses.items()):
         kind = object_id.split("|")[-1] if object_id.endswith("Basin") else object_id.split("|")[0]
@@ -235,7 +246,7 @@ def valid_signatures(task_type: str, floor_plan: int) -> tuple[Signature, ...]:
     """Every (object, receptacle) a task can use in a floor plan, as ALFRED's sampler allows:
     the room type suits the task, the object can undergo the task's state change, the goal
     receptacle can hold it and is not one of the task's tools."""
-    if room_type(floor_plan) not in _constants().GOALS_VALID[task_type]:
+    if room_type(floor_plan) not in constants().GOALS_VALID[task_type]:
         return ()
     room = scene(floor_plan)
     found = []
@@ -284,7 +295,7 @@ def _fits(signature: Signature, room: Scene) -> bool:
         return False
     if task_type in TOOLS:
         needed, tool = TOOLS[task_type]
-        if target not in _constants().VAL_ACTION_OBJECTS[needed]:
+        if target not in constants().VAL_ACTION_OBJECTS[needed]:
             return False
         if tool not in room.receptacle_types:
             return False
@@ -335,7 +346,7 @@ def _problem_text(
     agent_location: tuple[int, int, int, int],
     goal: str,
 ) -> str:
-    constants = _constants()
+    wheel = constants()
     object_types = sorted({kind for _, kind, _ in placed})
     receptacle_types = sorted(room.receptacle_types)
     locations = sorted({r.location for r in room.receptacles} | {agent_location})
@@ -368,7 +379,7 @@ def _problem_text(
             ("heatable", "Heatable"),
             ("coolable", "Coolable"),
         ):
-            if kind in constants.VAL_ACTION_OBJECTS[group]:
+            if kind in wheel.VAL_ACTION_OBJECTS[group]:
                 facts.append(f"({predicate} {spelled})")
     facts += [f"(openable {mangle(r.id)})" for r in receptacles if r.type in OPENABLE]
     facts.append(f"(atLocation agent1 {_location(agent_location)})")

@@ -8,7 +8,7 @@ import threading
 from typing import Any
 
 from agentcli.envs.actions import explain_by_verb
-from agentcli.envs.alfworld import expert, textworld_speedups, translations
+from agentcli.envs.alfworld import expert, generation, textworld_speedups, translations
 from agentcli.envs.alfworld.games import Game, GameCatalog
 from agentcli.envs.base import PromptStyle, Transition
 from agentcli.errors import UsageError
@@ -45,13 +45,14 @@ class _Engine:
 
     def __init__(self) -> None:
         import textworld
-        from alfworld.agents.environment.alfred_tw_env import AlfredDemangler, AlfredInfos
         from textworld.envs import PddlEnv
+
+        wrappers = generation.import_alfworld("alfworld.agents.environment.alfred_tw_env")
 
         translations.install()
         textworld_speedups.install()
         infos = textworld.EnvInfos(won=True, admissible_commands=True, facts=True)
-        self.env = AlfredInfos(AlfredDemangler()(PddlEnv(infos)))
+        self.env = wrappers.AlfredInfos(wrappers.AlfredDemangler()(PddlEnv(infos)))
 
     def start(self, game_data: str | dict[str, Any]) -> Any:
         with _ENGINE_LOCK:

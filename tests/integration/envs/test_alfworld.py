@@ -12,6 +12,7 @@ import pytest
 
 from agentcli.data.records import Episode
 from agentcli.envs.alfworld import translations
+from agentcli.envs.alfworld.generation import TASK_TYPES
 from agentcli.envs.launcher import env_servers
 from agentcli.envs.registry import get_spec
 from tests.support.cli import agentgym
@@ -148,3 +149,22 @@ def test_a_command_given_no_server_starts_one_alfworld_server_per_core(monkeypat
     for url in urls:
         with pytest.raises(httpx.TransportError):
             httpx.get(f"{url}/health", timeout=1.0)
+
+
+_ENVIRONMENT_AFTER_USE = """
+import json, os
+from agentcli.envs.registry import get_spec
+spec = get_spec("alfworld")
+env = spec.load()
+env.open_session().reset(200_000)
+print(json.dumps([spec.categories(100_000), os.environ.get("ALFWORLD_DATA"), spec.missing()]))
+"""
+
+
+def test_playing_alfworld_leaves_alfworld_data_unset_for_the_servers_started_after():
+    # alfworld's first import sets ALFWORLD_DATA to ~/.cache/alfworld; a server started later
+    # took that empty folder for the user's data and refused to start
+    (output,) = outputs_under_hash_seeds(_ENVIRONMENT_AFTER_USE, seeds=("1",))
+    category, data, missing = json.loads(output)
+    assert category in TASK_TYPES
+    assert data is None and missing is None

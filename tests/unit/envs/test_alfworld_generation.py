@@ -75,7 +75,7 @@ def test_counts_follow_alfred_sampling(task_type):
 
 
 def test_placement_fits_and_the_goal_is_not_met_at_the_start(catalog):
-    constants = generation._constants()
+    constants = generation.constants()
     for game in catalog.data_games[::25]:
         signature = game.signature
         pddl = generate(signature, game.name).pddl
@@ -107,7 +107,7 @@ def test_every_agentgym_id_generates(catalog):
 
 
 def test_generated_splits_cover_every_task_type_and_test_scenes_are_unseen(catalog):
-    constants = generation._constants()
+    constants = generation.constants()
     plans = {}
     for split, (first, _, _) in GENERATED_SPLITS.items():
         games = [catalog.game(first + offset) for offset in range(120)]
