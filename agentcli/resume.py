@@ -69,13 +69,34 @@ def refuse_other_settings(records: Path, settings: Mapping[str, Any]) -> None:
 
 
 def changed_settings(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
-    """``key: old → new`` for each dotted key whose value differs."""
+    """``key: old → new`` for each dotted key whose value differs (``differing_keys``)."""
     flat_old, flat_new = flatten(old), flatten(new)
     return [
         f"{key}: {_shown(flat_old.get(key))} → {_shown(flat_new.get(key))}"
-        for key in sorted(flat_old.keys() | flat_new.keys())
-        if flat_old.get(key) != flat_new.get(key)
+        for key in differing_keys(old, new)
     ]
+
+
+def differing_keys(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """The dotted keys whose values differ, sorted. A key only one side has counts only when
+    its value there is not empty (None, "", [] or {}): a setting agentgym added since the
+    records were made, left at its empty default, cannot have shaped them, and a run made by
+    the previous version must stay resumable."""
+    flat_old, flat_new = flatten(old), flatten(new)
+    return sorted(
+        key
+        for key in flat_old.keys() | flat_new.keys()
+        if flat_old.get(key, _ABSENT) != flat_new.get(key, _ABSENT)
+        and not _added_empty(flat_old.get(key, _ABSENT), flat_new.get(key, _ABSENT))
+    )
+
+
+_ABSENT = object()
+
+
+def _added_empty(old: Any, new: Any) -> bool:
+    one_side = new if old is _ABSENT else old if new is _ABSENT else _ABSENT
+    return one_side is not _ABSENT and one_side in (None, "", [], {})
 
 
 def _shown(value: Any) -> str:

@@ -45,7 +45,7 @@ from typing import Any, Literal
 
 from agentcli.common import write_atomic
 from agentcli.errors import UsageError
-from agentcli.resume import fingerprints, flatten
+from agentcli.resume import differing_keys, fingerprints
 
 log = logging.getLogger("agentgym.iterate")
 
@@ -122,13 +122,9 @@ def config_hash(config: Mapping[str, Any]) -> str:
 
 
 def changed_keys(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
-    """Dotted keys whose values differ, leaving out the ``OPERATIONAL`` ones."""
-    flat_old, flat_new = flatten(old), flatten(new)
-    return sorted(
-        key
-        for key in flat_old.keys() | flat_new.keys()
-        if flat_old.get(key) != flat_new.get(key) and key.split(".")[-1] not in OPERATIONAL
-    )
+    """Dotted keys whose values differ (``differing_keys``), leaving out the ``OPERATIONAL``
+    ones."""
+    return [key for key in differing_keys(old, new) if key.split(".")[-1] not in OPERATIONAL]
 
 
 def decide(

@@ -7,7 +7,13 @@ import json
 import pytest
 
 from agentcli.errors import UsageError
-from agentcli.resume import guard_output, settings_digest, settings_path, weights_identity
+from agentcli.resume import (
+    differing_keys,
+    guard_output,
+    settings_digest,
+    settings_path,
+    weights_identity,
+)
 
 SETTINGS = {"env": "textcraft", "policy": {"model": "models/tiny", "temperature": 0.0}}
 
@@ -69,3 +75,18 @@ def test_the_settings_digest_ignores_key_order_and_sees_any_value():
     assert settings_digest(reordered) == settings_digest(SETTINGS)
     hotter = {**SETTINGS, "policy": {"model": "models/tiny", "temperature": 0.7}}
     assert settings_digest(hotter) != settings_digest(SETTINGS)
+
+
+@pytest.mark.parametrize("empty", [None, "", [], {}])
+def test_a_setting_added_since_at_an_empty_default_is_no_change(empty):
+    # records of the previous version, which had no policy.args, resume under this one
+    assert differing_keys(SETTINGS, {**SETTINGS, "args": empty}) == []
+    assert differing_keys({**SETTINGS, "args": empty}, SETTINGS) == []
+
+
+def test_a_setting_added_or_removed_with_a_value_is_a_change():
+    assert differing_keys(SETTINGS, {**SETTINGS, "args": ["--x"]}) == ["args"]
+    assert differing_keys({**SETTINGS, "limit": 0}, SETTINGS) == ["limit"]
+    assert differing_keys(SETTINGS, {**SETTINGS, "policy": {"model": "models/tiny"}}) == [
+        "policy.temperature"
+    ]

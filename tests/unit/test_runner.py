@@ -265,6 +265,8 @@ def test_changed_keys_are_dotted_and_leave_out_operational_ones():
     old = {"policy": {"temperature": 0.0, "seed": 1}, "concurrency": 8, "limit": 5}
     new = {"policy": {"temperature": 0.7, "seed": 1}, "concurrency": 2, "limit": None}
     assert changed_keys(old, new) == ["limit", "policy.temperature"]
+    # a setting this version added, at its empty default: a run of the last version resumes
+    assert changed_keys(old, {**old, "policy": {**old["policy"], "args": []}}) == []
 
 
 def test_a_second_run_on_the_same_directory_stops_at_once(tmp_path):
