@@ -14,7 +14,8 @@ the real engines do not have, given through ``args``, script a failure:
 
 - ``--fail-start``: print what an engine out of GPU memory prints, then exit 1;
 - ``--never-ready``: run without ever listening;
-- ``--latency S``: every reply takes S seconds (a rollout stays busy).
+- ``--latency S``: every reply takes S seconds (a rollout stays busy); ``GET /in_flight``
+  says how many are being answered.
 
 Tests name it with ``COMMAND`` (run from the repository root, or with ``ROOT`` on
 ``PYTHONPATH``), read its launches back with ``launches`` and check with ``running`` that
@@ -102,7 +103,9 @@ def main() -> None:
     fake = FakeOpenAI(reply, model=args.served_model_name)
     fake.strict_model = True
     fake.latency_s = args.latency
-    uvicorn.run(fake.app(), host=args.host, port=args.port, log_level="warning")
+    app = fake.app()
+    app.get("/in_flight")(lambda: fake.in_flight)  # the replies being answered now
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
 
 
 if __name__ == "__main__":

@@ -170,10 +170,10 @@ def test_ctrl_c_during_a_rollout_stops_the_engine(tiny_model, tmp_path):
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         launch = wait_for_launch(out / "vllm.log", process)
-        url = f"http://127.0.0.1:{launch['port']}/v1/models"
-        while process.poll() is None and not answers(url):
-            time.sleep(0.1)
-        time.sleep(1)  # the rollout's first turns are in flight, each waiting 30 s
+        in_flight = f"http://127.0.0.1:{launch['port']}/in_flight"
+        deadline = time.monotonic() + 120
+        while process.poll() is None and time.monotonic() < deadline and not _busy(in_flight):
+            time.sleep(0.1)  # until the rollout's first turns are in flight, each waiting 30 s
         process.send_signal(signal.SIGINT)  # what Ctrl-C sends: the engine has a group of its own
         _, stderr = process.communicate(timeout=60)
     finally:
@@ -193,9 +193,9 @@ def wait_for_launch(log, process, timeout_s: float = 60) -> dict:
     pytest.fail(f"the engine was never launched: {process.communicate()[1][-2000:]}")
 
 
-def answers(url: str) -> bool:
+def _busy(url: str) -> bool:
     try:
-        return httpx.get(url, timeout=1).status_code == 200
+        return httpx.get(url, timeout=1).json() > 0
     except httpx.TransportError:
         return False
 
