@@ -206,8 +206,8 @@ def test_a_teacher_served_by_its_engine_annotates_and_costs_nothing(tmp_path, ca
     teacher = TeacherConfig(kind="vllm", model="teachers/big", command=COMMAND, concurrency=2)
     stats = annotate(AnnotateConfig(env="textcraft", demos=demos, teacher=teacher))
     assert (stats.done, stats.failed, stats.spent) == (3, 0, 0.0)
-    annotated = read_records(tmp_path / "demos.annotated.jsonl", Episode)
-    reasons = [step.reason for step in annotated[0].steps]
+    annotated = {e.item_id: e for e in read_records(tmp_path / "demos.annotated.jsonl", Episode)}
+    reasons = [step.reason for step in annotated["textcraft_0"].steps]  # written as they finish
     assert reasons == ["I take step 0 to get closer.", "I take step 1 to get closer."]
     [launch] = launches(tmp_path / "demos.annotated.vllm.log")
     assert launch["model"] == launch["served_name"] == "teachers/big"
