@@ -3,6 +3,8 @@
 - ``free_port``: a free loopback TCP port (env servers, the accelerate launcher, tests).
 - ``die_with_parent``: a child process's ``preexec_fn`` that ends it with the command that
   started it (env servers, inference engines).
+- ``wait_until_answering``: poll a child server's URL until it answers, it exits, or time is
+  up (env servers, inference engines).
 - ``write_atomic``: replace a file through a temporary file and a rename (records, configs,
   the manifest, metrics), so a killed run never leaves half a file.
 - ``no_progress_bars``: transformers' per-file progress bars off while ours are on screen.
@@ -19,7 +21,9 @@ import ctypes
 import os
 import signal
 import socket
+import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -49,6 +53,26 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def wait_until_answering(
+    url: str, process: subprocess.Popen, deadline: float
+) -> Literal["ready", "exited", "timed out"]:
+    """GET ``url`` every 0.1 s until it answers 200 ("ready"), ``process`` exits ("exited") or
+    ``time.monotonic()`` passes ``deadline`` ("timed out")."""
+    import httpx
+
+    while True:
+        if process.poll() is not None:
+            return "exited"
+        try:
+            if httpx.get(url, timeout=2.0).status_code == 200:
+                return "ready"
+        except httpx.TransportError:
+            pass
+        if time.monotonic() > deadline:
+            return "timed out"
+        time.sleep(0.1)
 
 
 def write_atomic(path: Path, text: str) -> None:

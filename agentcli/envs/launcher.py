@@ -13,9 +13,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-import httpx
-
-from agentcli.common import die_with_parent, free_port
+from agentcli.common import die_with_parent, free_port, wait_until_answering
 from agentcli.envs.base import EnvSpec
 from agentcli.errors import EnvServerError, EnvUnavailableError, UsageError
 
@@ -26,20 +24,14 @@ READY_TIMEOUT_S = 180.0  # sciworld's first JVM and alfworld's planner take a wh
 
 
 def _wait_ready(url: str, process: subprocess.Popen, log: Path | None, timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            where = f"; its log: {log}" if log else ""
-            raise EnvServerError(
-                f"the environment server exited with code {process.returncode}{where}"
-            )
-        try:
-            if httpx.get(f"{url}/health", timeout=1.0).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.1)
-    raise EnvServerError(f"the environment server at {url} was not ready after {timeout_s:.0f} s")
+    state = wait_until_answering(f"{url}/health", process, time.monotonic() + timeout_s)
+    if state == "exited":
+        where = f"; its log: {log}" if log else ""
+        raise EnvServerError(f"the environment server exited with code {process.returncode}{where}")
+    if state == "timed out":
+        raise EnvServerError(
+            f"the environment server at {url} was not ready after {timeout_s:.0f} s"
+        )
 
 
 @contextmanager

@@ -34,10 +34,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-import httpx
 from pydantic import Field, field_validator
 
-from agentcli.common import die_with_parent, free_port
+from agentcli.common import die_with_parent, free_port, wait_until_answering
 from agentcli.config import CommandConfig
 from agentcli.endpoints import ModelEndpoints
 from agentcli.errors import EngineServerError, UsageError
@@ -210,25 +209,18 @@ def _start(arguments: list[str], gpus: str | None, port: int, log_path: Path) ->
 def _wait_ready(
     replica: _Replica, kind: str, model: str, deadline: float, timeout_s: float
 ) -> None:
-    while True:
-        code = replica.process.poll()
-        if code is not None:
-            raise EngineServerError(
-                f"{kind} serving {model} exited with code {code} before it was ready; the end"
-                f" of {replica.log_path}: {replica.tail()}"
-            )
-        try:
-            if httpx.get(f"{replica.url}/v1/models", timeout=2.0).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        if time.monotonic() > deadline:
-            raise EngineServerError(
-                f"{kind} serving {model} was not ready after {timeout_s:g} s (raise"
-                f" ready_timeout_s if it is still loading); the end of {replica.log_path}:"
-                f" {replica.tail()}"
-            )
-        time.sleep(POLL_S)
+    state = wait_until_answering(f"{replica.url}/v1/models", replica.process, deadline)
+    if state == "exited":
+        raise EngineServerError(
+            f"{kind} serving {model} exited with code {replica.process.returncode} before it"
+            f" was ready; the end of {replica.log_path}: {replica.tail()}"
+        )
+    if state == "timed out":
+        raise EngineServerError(
+            f"{kind} serving {model} was not ready after {timeout_s:g} s (raise"
+            f" ready_timeout_s if it is still loading); the end of {replica.log_path}:"
+            f" {replica.tail()}"
+        )
 
 
 def _stop(replicas: Sequence[_Replica], kind: str) -> None:
