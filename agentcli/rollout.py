@@ -217,16 +217,57 @@ async def run_rollout(
     stats.started_at = time.perf_counter()
     if on_progress:
         on_progress(stats)
+
+    def record(_: int, episode: Episode) -> None:
+        append_records(out, [episode])
+        stats.finished += 1
+        stats.successes += episode.success
+        stats.errors += episode.meta["end_reason"] == END_ERROR
+        stats.turns += episode.n_steps
+        if on_progress:
+            on_progress(stats)
+
+    await play_items(
+        spec,
+        env_servers,
+        policy,
+        pending,
+        split=split,
+        concurrency=concurrency,
+        max_rounds=max_rounds,
+        view=view,
+        meta=meta,
+        on_episode=record,
+    )
+    return stats
+
+
+async def play_items(
+    spec: EnvSpec,
+    env_servers: Sequence[str],
+    policy: Policy,
+    items: Sequence[int],
+    *,
+    split: str,
+    concurrency: int,
+    max_rounds: int | None = None,
+    view: StudentView | None = None,
+    meta: dict[str, Any] | None = None,
+    on_episode: Callable[[int, Episode], None],
+) -> None:
+    """Play one episode of each of ``items`` (an item may come more than once) on
+    ``concurrency`` seats; ``on_episode(position, episode)`` gets each as it ends, with the
+    position of its item in ``items``."""
     style = env_style(spec.name, (view or StudentView()).prompt)
     clients = [EnvClient(url, spec.name, style=style) for url in env_servers]
     seats = [Seat(clients[number % len(clients)]) for number in range(concurrency)]
-    queue = iter(pending)  # the seats take items in order, each when its last episode ends
+    queue = iter(enumerate(items))  # the seats take items in order, each when its last ends
     meta = {"policy": policy.name, **(meta or {})}
     try:
 
         async def run_seat(seat: Seat) -> None:
             try:
-                for index in queue:
+                for position, index in queue:
                     episode = await run_episode(
                         spec,
                         seat,
@@ -237,13 +278,7 @@ async def run_rollout(
                         meta=meta,
                         view=view or StudentView(),
                     )
-                    append_records(out, [episode])
-                    stats.finished += 1
-                    stats.successes += episode.success
-                    stats.errors += episode.meta["end_reason"] == END_ERROR
-                    stats.turns += episode.n_steps
-                    if on_progress:
-                        on_progress(stats)
+                    on_episode(position, episode)
             finally:
                 await seat.close()
 
@@ -259,7 +294,6 @@ async def run_rollout(
     finally:
         for client in clients:
             await client.aclose()
-    return stats
 
 
 class EpisodeSettings(CommandConfig):
@@ -345,19 +379,19 @@ def _model_label(policy: dict[str, Any]) -> str:
     return str(policy.get("kind") or "model")
 
 
-async def _select_items(config: RolloutConfig, url: str) -> list[int]:
-    """The items of ``--data``, else of the split the server lists, else (a server that
-    lists none, as AgentGym's) of the split the env's own simulator here knows."""
-    if config.data is not None:
-        return config.chosen(config.env, {})
-    async with EnvClient(url, config.env) as client:
+async def select_items(selection: ItemSelection, env: str, url: str) -> list[int]:
+    """The items of ``selection.data``, else of the split the server at ``url`` lists, else
+    (a server that lists none, as AgentGym's) of the split the env's own simulator here knows."""
+    if selection.data is not None:
+        return selection.chosen(env, {})
+    async with EnvClient(url, env) as client:
         try:
             counts = await client.splits()
         except MissingRouteError:
-            splits = await asyncio.to_thread(known_splits, get_spec(config.env), url)
-            return config.chosen(config.env, splits)
-        config.require_split(config.env, counts)
-        return config.window(config.env, await client.split_indices(config.split))
+            splits = await asyncio.to_thread(known_splits, get_spec(env), url)
+            return selection.chosen(env, splits)
+        selection.require_split(env, counts)
+        return selection.window(env, await client.split_indices(selection.split))
 
 
 async def _require_expert(env: str, urls: Sequence[str]) -> None:
@@ -387,7 +421,7 @@ def execute(
             try:
                 if config.policy.kind == "oracle":
                     await _require_expert(config.env, urls)
-                items = await _select_items(config, urls[0])
+                items = await select_items(config, config.env, urls[0])
                 return await run_rollout(
                     spec,
                     urls,

@@ -17,7 +17,7 @@ from pathlib import Path
 from agentcli.errors import EnvUnavailableError, UsageError
 from agentcli.train import launch, worker
 from agentcli.train.config import TrainConfig
-from agentcli.train.run import CheckpointEvaluator, TrainSummary
+from agentcli.train.run import CheckpointEvaluator, EpisodePlayer, TrainSummary
 
 WORKER = "agentcli.train_eval"
 
@@ -77,11 +77,54 @@ def check_eval_can_run(config: TrainConfig) -> None:
         )
 
 
+def episode_player(config: TrainConfig) -> EpisodePlayer | None:
+    """grpo's episode player (its servers start when it first plays); None for the others."""
+    if config.method != "grpo":
+        return None
+    from agentcli.rl.episodes import EnvEpisodes
+
+    grpo = config.grpo
+    return EnvEpisodes(
+        grpo.envs,
+        items=grpo.items,
+        env_server=grpo.env_server,
+        view=grpo.view,
+        max_turns=grpo.max_turns,
+        max_new_tokens=grpo.max_new_tokens,
+        temperature=grpo.temperature,
+        seed=config.hyperparameters.seed,
+    )
+
+
+def check_envs_can_run(config: TrainConfig) -> None:
+    """grpo's environments exist and run here (or a server is given); one line otherwise."""
+    if config.method != "grpo" or config.grpo.env_server:
+        return
+    from agentcli.envs.registry import get_spec
+
+    for env in config.grpo.envs:
+        spec = get_spec(env)
+        if spec.load is None:
+            raise UsageError(
+                f"{spec.name} has no built-in server: run one and pass --env-server URL"
+            )
+        reason = spec.missing()
+        if reason:
+            raise EnvUnavailableError(f"{spec.name} cannot run here: {reason}")
+
+
 def train(config: TrainConfig) -> TrainSummary:
-    """Train as ``config`` says, evaluating along the way if it asks to."""
+    """Train as ``config`` says, evaluating along the way if it asks to (grpo: playing its
+    envs)."""
     check_eval_can_run(config)
-    return launch.train(config, evaluate=checkpoint_evaluator(config), worker=WORKER)
+    check_envs_can_run(config)
+    return launch.train(
+        config,
+        evaluate=checkpoint_evaluator(config),
+        play=None if config.distributed else episode_player(config),
+        worker=WORKER,
+    )
 
 
 if __name__ == "__main__":
-    worker.main(checkpoint_evaluator)
+    worker.main(checkpoint_evaluator, episode_player)

@@ -1,8 +1,9 @@
-"""``agentgym train bc|sft|dpo``: fine-tune a model on TRL, in this process or with accelerate.
+"""``agentgym train bc|sft|dpo|grpo``: fine-tune a model on TRL, in this process or with accelerate.
 
 Each method lists only the options it takes: the option groups are declared once below, each
 option with the ``TrainConfig`` key it sets, and every command's signature is built from the
-groups its method takes (dpo has no rendering options, only dpo has ``--beta``).
+groups its method takes (dpo has no rendering options, grpo plays envs instead of reading
+``--data``).
 """
 
 from __future__ import annotations
@@ -17,9 +18,17 @@ import typer
 
 from agentcli.cli import _options
 from agentcli.cli._output import stdout
-from agentcli.train.config import Batching, Dtype, Overflow, ReportTo, Scheduler, Template
+from agentcli.train.config import (
+    Batching,
+    Dtype,
+    Overflow,
+    ReportTo,
+    Scheduler,
+    Template,
+    ZeroVariance,
+)
 
-app = typer.Typer(help="Train a model: bc (AgentGym behavioral cloning), sft, dpo.")
+app = typer.Typer(help="Train a model: bc (AgentGym behavioral cloning), sft, dpo, grpo.")
 
 
 @dataclass(frozen=True)
@@ -43,6 +52,8 @@ RENDERING = "Rendering"
 ADAPTERS = "Adapters and saving"
 EVAL = "Eval during training"
 LAUNCH = "Launch"
+ITEMS = "Training items"
+GRPO = "Episodes and groups"
 
 TARGET_OPTIONS = [
     _option("data", "data", Path, "--data", help="Training data file (see docs/train.md).",
@@ -146,6 +157,46 @@ LAUNCH_OPTIONS = [
             panel=LAUNCH),
 ]  # fmt: skip
 
+GRPO_TARGET_OPTIONS = [
+    option for option in TARGET_OPTIONS if option.name in ("model", "out", "resume")
+] + [
+    _option("env", "grpo.envs", list[str], "--env",
+            help="Environment to play; repeat for several.", panel=TARGET),
+]  # fmt: skip
+ITEM_OPTIONS = [
+    _option(name, f"grpo.items.{key}", kind, flag, help=text, panel=ITEMS)
+    for name, key, kind, flag, text in [
+        ("split", "split", str, "--split", "Split of each env to train on (default: train)."),
+        ("limit", "limit", int, "--limit", "Only its first N items."),
+        ("skip", "skip", int, "--skip", "Skip its first N items."),
+        ("items", "data", Path, "--items", "AgentGym JSON file whose item ids to train on."),
+    ]
+]  # fmt: skip
+GRPO_OPTIONS = [
+    _option(name, key, kind, flag, help=text, panel=GRPO)
+    for name, key, kind, flag, text in [
+        ("group", "grpo.num_generations", int, "--group",
+         "Episodes played of each item per update (default: 8)."),
+        ("max_turns", "grpo.max_turns", int, "--max-turns",
+         "Turns per episode at most (default: the env's)."),
+        ("max_new_tokens", "grpo.max_new_tokens", int, "--max-new-tokens",
+         "Tokens per reply at most (default: 128)."),
+        ("temperature", "grpo.temperature", float, "--temperature",
+         "Sampling temperature of the episodes (default: 1)."),
+        ("zero_variance", "grpo.zero_variance", ZeroVariance, "--zero-variance",
+         "Groups whose episodes all earned one reward: drop them from the loss (default) or"
+         " keep them."),
+        ("reward", "grpo.reward", str, "--reward",
+         "Reward shaping: module:function of the Episode (default: the env's score)."),
+        ("env_server", "grpo.env_server", list[str], "--env-server",
+         "Env server URL; repeat for several (round-robin). Default: start a built-in one."),
+        ("beta", "hyperparameters.beta", float, "--beta",
+         "KL penalty strength β (default: 0, no reference model)."),
+        ("max_steps", "hyperparameters.max_steps", int, "--max-steps",
+         "Updates in all (default: --epochs over the items)."),
+    ]
+]  # fmt: skip
+
 METHOD_OPTIONS: dict[str, list[_TrainOption]] = {
     "bc": [*TARGET_OPTIONS, *HYPERPARAMETER_OPTIONS, *RENDERING_OPTIONS, *ADAPTER_OPTIONS,
            *EVAL_OPTIONS, *LAUNCH_OPTIONS],
@@ -153,6 +204,8 @@ METHOD_OPTIONS: dict[str, list[_TrainOption]] = {
             *EVAL_OPTIONS, *LAUNCH_OPTIONS],
     "dpo": [*TARGET_OPTIONS, *HYPERPARAMETER_OPTIONS, *BETA_OPTIONS, *ADAPTER_OPTIONS,
             *EVAL_OPTIONS, *LAUNCH_OPTIONS],
+    "grpo": [*GRPO_TARGET_OPTIONS, *ITEM_OPTIONS, *GRPO_OPTIONS, *HYPERPARAMETER_OPTIONS,
+             *ADAPTER_OPTIONS, *LAUNCH_OPTIONS],
 }  # fmt: skip
 # Every command ends with the options every agentgym command has.
 CONFIG_OPTIONS = [
@@ -176,6 +229,11 @@ _DOCS = {
 
     Example: agentgym train dpo --data runs/x/iter1/data/dpo.jsonl --model runs/x/iter0/model
     --out runs/x/iter1/model-dpo --beta 0.1
+    """,
+    "grpo": """Online RL: GRPO on episodes the model plays in the envs (docs/rl.md).
+
+    Example: agentgym train grpo --model runs/x/iter0/model --env babyai-putnext --limit 64
+    --group 8 --max-steps 50 --out runs/x/grpo
     """,
 }
 

@@ -24,7 +24,8 @@ log = logging.getLogger("agentgym.train")
 
 
 class ProgressBar(TrainerCallback):
-    """A bar on stderr (rank 0) with the loss, tokens/s and the ETA; where stderr is not a
+    """A bar on stderr (rank 0) with the loss (grpo: and the mean episode reward), tokens/s
+    and the ETA; where stderr is not a
     terminal, a log line instead at each logging step and at least every ``HEARTBEAT_S``."""
 
     HEARTBEAT_S = 30.0
@@ -36,6 +37,7 @@ class ProgressBar(TrainerCallback):
         self.tokens_at_start = 0
         self.steps_at_start = 0
         self.loss: float | None = None
+        self.reward: float | None = None  # grpo logs it with its loss
         self.last_line = 0.0
 
     def on_train_begin(self, args, state, control, **kwargs):
@@ -70,10 +72,12 @@ class ProgressBar(TrainerCallback):
         if self.bar is None or not logs or "loss" not in logs:
             return
         self.loss = logs["loss"]
+        self.reward = logs.get("reward", self.reward)
         if self.bar.disable:
             self._log_line(state)
         else:
-            self.bar.set_postfix(loss=f"{self.loss:.4g}", tok_s=self._speed(state))
+            reward = {} if self.reward is None else {"reward": f"{self.reward:.3g}"}
+            self.bar.set_postfix(loss=f"{self.loss:.4g}", **reward, tok_s=self._speed(state))
 
     def on_train_end(self, args, state, control, **kwargs):
         if self.bar is not None:
@@ -85,9 +89,10 @@ class ProgressBar(TrainerCallback):
         done = state.global_step - self.steps_at_start
         left = (now - self.started) / done * (state.max_steps - state.global_step) if done else 0
         loss = f"{self.loss:.4g}" if self.loss is not None else "-"
+        reward = f", reward {self.reward:.3g}" if self.reward is not None else ""
         log.info(
-            "step %d/%d: loss %s, %s tokens/s, %s left",
-            state.global_step, state.max_steps, loss, self._speed(state), _duration(left),
+            "step %d/%d: loss %s%s, %s tokens/s, %s left",
+            state.global_step, state.max_steps, loss, reward, self._speed(state), _duration(left),
         )  # fmt: skip
         self.last_line = now
 

@@ -27,8 +27,10 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 
 from agentcli.config import CommandConfig
 from agentcli.conversation import StudentView
+from agentcli.items import ItemSelection
 
-Method = Literal["bc", "sft", "dpo"]
+Method = Literal["bc", "sft", "dpo", "grpo"]
+ZeroVariance = Literal["drop", "keep"]
 ReportTo = Literal["none", "tensorboard", "wandb", "trackio"]
 Scheduler = Literal["linear", "cosine", "constant", "constant_with_warmup"]
 Template = Literal["chat", "llama2", "agentgym-bc"]
@@ -77,6 +79,15 @@ METHOD_DEFAULTS: dict[str, MethodDefaults] = {
         max_grad_norm=1.0,
         beta=0.1,
     ),
+    # TRL's GRPO defaults (no KL term unless asked: no reference model to hold).
+    "grpo": MethodDefaults(
+        learning_rate=1e-6,
+        num_train_epochs=1,
+        lr_scheduler_type="linear",
+        warmup_steps=0,
+        max_grad_norm=1.0,
+        beta=0.0,
+    ),
 }
 
 
@@ -84,6 +95,9 @@ class Hyperparameters(CommandConfig):
     """TRL's ``SFTConfig``/``DPOConfig`` arguments, by their own names; None: the method's."""
 
     num_train_epochs: float | None = Field(None, gt=0, description="Epochs.")
+    max_steps: int | None = Field(
+        None, ge=1, description="Optimizer steps in all (over the epochs, when given)."
+    )
     per_device_train_batch_size: int = Field(4, ge=1, description="Examples per device per step.")
     gradient_accumulation_steps: int = Field(
         1, ge=1, description="Steps of gradients summed per update."
@@ -113,7 +127,9 @@ class Hyperparameters(CommandConfig):
     project: str | None = Field(
         None, description="Tracker project, trackio's or wandb's; default: huggingface."
     )
-    beta: float | None = Field(None, gt=0, description="dpo: strength of the KL penalty (β).")
+    beta: float | None = Field(
+        None, ge=0, description="dpo, grpo: strength of the KL penalty (β); grpo's 0: none."
+    )
 
 
 class Rendering(CommandConfig):
@@ -196,6 +212,51 @@ class Launch(CommandConfig):
     dtype: Dtype = Field("auto", description="auto: bf16 on a GPU that has it, else fp32.")
 
 
+class GrpoSettings(CommandConfig):
+    """grpo: the episodes its groups play and how their rewards become an update."""
+
+    envs: list[str] = Field(default_factory=list, description="Environments to play.")
+    items: ItemSelection = Field(
+        default_factory=ItemSelection, description="Training items of each env."
+    )
+    env_server: list[str] = Field(
+        default_factory=list,
+        description="Env server URLs (one env; round-robin); none: start built-in servers.",
+    )
+    num_generations: int = Field(
+        8, ge=2, description="Group size: episodes played of each item per update."
+    )
+    max_turns: int | None = Field(
+        None, ge=1, description="Turns per episode at most; default: the env's max_rounds."
+    )
+    max_new_tokens: int = Field(128, ge=1, description="Tokens per reply at most.")
+    temperature: float = Field(1.0, gt=0, description="Sampling temperature of the episodes.")
+    zero_variance: ZeroVariance = Field(
+        "drop",
+        description="Groups whose episodes all earned the same reward (no signal): drop their"
+        " tokens from the loss, or keep them (TRL's way: zero advantage, still counted).",
+    )
+    reward: str | None = Field(
+        None,
+        description="Reward shaping: a python 'module:function' taking the Episode, returning"
+        " its reward (default: the env's score).",
+    )
+    view: StudentView = Field(
+        default_factory=StudentView,
+        description="How the model is shown its episodes: as its training data was built.",
+    )
+
+    @model_validator(mode="after")
+    def _one_conversation(self) -> GrpoSettings:
+        # an episode trains as one sequence, every turn in it
+        if self.view.format != "multi-turn" or self.view.history_steps is not None:
+            raise ValueError(
+                "grpo trains each episode as one multi-turn conversation: use"
+                " view.format=multi-turn and no view.history_steps"
+            )
+        return self
+
+
 class TrainSettings(CommandConfig):
     """`agentgym train`: how to train, whatever the data and model (unset hyper-parameters take
     the method's recipe)."""
@@ -215,8 +276,12 @@ class TrainSettings(CommandConfig):
 class TrainTarget(CommandConfig):
     """What one run trains: the method, its data, the model it starts from, where it writes."""
 
-    method: Method = Field(description="bc: AgentGym conversations; sft: chat records; dpo.")
-    data: Path = Field(description="Training data (AgentGym JSON, chat JSONL or preference JSONL).")
+    method: Method = Field(
+        description="bc: AgentGym conversations; sft: chat records; dpo; grpo: online RL."
+    )
+    data: Path | None = Field(
+        None, description="Training data (AgentGym JSON, chat JSONL or preference JSONL); not grpo."
+    )
     model: Path = Field(description="Model directory to start from (HF format).")
     out: Path = Field(description="Directory for the trained model, checkpoints and logs.")
     env: str | None = Field(None, description="Environment of the data; needed by eval.")
@@ -247,18 +312,28 @@ class TrainingEval(CommandConfig):
 
 
 class TrainConfig(TrainSettings, TrainTarget):
-    """``agentgym train bc|sft|dpo``: a ``TrainTarget``, its ``TrainSettings`` and the eval."""
+    """``agentgym train bc|sft|dpo|grpo``: a ``TrainTarget``, its ``TrainSettings`` and the
+    eval."""
 
     eval: TrainingEval = Field(
         default_factory=TrainingEval, description="Rollouts during training."
+    )
+    grpo: GrpoSettings = Field(
+        default_factory=GrpoSettings, description="grpo: its episodes and groups."
     )
 
     @model_validator(mode="after")
     def _consistent(self) -> TrainConfig:
         if self.eval.enabled and (self.eval.items is None or self.env is None):
             raise ValueError("--eval-every/--eval-steps need --eval-items FILE and --env NAME")
+        if self.method == "grpo":
+            self._check_grpo()
+        elif self.data is None:
+            raise ValueError(f"{self.method} trains on a file: pass --data FILE")
+        elif self.grpo != GrpoSettings():
+            raise ValueError(f"the grpo section is for grpo; {self.method} trains on --data")
         hyperparameters = self.hyperparameters
-        if self.method == "dpo":
+        if self.method in ("dpo", "grpo"):
             changed = [
                 name
                 for name, value in self.rendering
@@ -266,11 +341,13 @@ class TrainConfig(TrainSettings, TrainTarget):
             ]
             if changed:
                 raise ValueError(
-                    f"rendering.{changed[0]} is for bc/sft; dpo trains whole pairs rendered by"
-                    " the chat template"
+                    f"rendering.{changed[0]} is for bc/sft; {self.method} renders with the"
+                    " chat template"
                 )
         elif hyperparameters.beta is not None:
-            raise ValueError(f"--beta is for dpo; {self.method} has no reference model")
+            raise ValueError(f"--beta is for dpo and grpo; {self.method} has no reference model")
+        if self.method == "dpo" and hyperparameters.beta == 0:
+            raise ValueError("dpo's --beta must be above 0")
         # Fill what was left unset from the method's recipe, so the saved config says what ran
         # (in a copy: the section given may be another config's, e.g. iterate's).
         unset = {
@@ -280,6 +357,29 @@ class TrainConfig(TrainSettings, TrainTarget):
         }
         self.hyperparameters = hyperparameters.model_copy(update=unset)
         return self
+
+    def _check_grpo(self) -> None:
+        grpo = self.grpo
+        if self.data is not None:
+            raise ValueError("grpo plays its episodes: it takes --env, not --data")
+        if not grpo.envs:
+            raise ValueError("grpo needs the environments to play: pass --env NAME")
+        if self.eval.enabled:
+            raise ValueError("grpo has no in-training eval: evaluate its model with agentgym eval")
+        if "per_device_train_batch_size" not in self.hyperparameters.model_fields_set:
+            # one group per step unless told otherwise
+            self.hyperparameters = self.hyperparameters.model_copy(
+                update={"per_device_train_batch_size": grpo.num_generations}
+            )
+        episodes = (
+            self.hyperparameters.per_device_train_batch_size
+            * self.hyperparameters.gradient_accumulation_steps
+        )
+        if episodes % grpo.num_generations:
+            raise ValueError(
+                f"a step's episodes (--batch-size × --grad-accum = {episodes}) must be whole"
+                f" groups of --group {grpo.num_generations}"
+            )
 
     @property
     def distributed(self) -> bool:

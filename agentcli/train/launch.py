@@ -34,7 +34,12 @@ from agentcli.errors import AgentGymError, UsageError
 from agentcli.train.arguments import precision
 from agentcli.train.config import TrainConfig
 from agentcli.train.model import require_model_dir
-from agentcli.train.run import CheckpointEvaluator, TrainSummary, require_evaluator
+from agentcli.train.run import (
+    CheckpointEvaluator,
+    EpisodePlayer,
+    TrainSummary,
+    require_evaluator,
+)
 from agentcli.train.tracking import require_tracker
 
 WORKER = "agentcli.train.worker"
@@ -113,13 +118,21 @@ def check_before_start(config: TrainConfig) -> None:
     require_model_dir(config.model)
     require_tracker(config.hyperparameters.report_to)
     require_launchable(config)
-    if not config.data.is_file():
+    if config.data is not None and not config.data.is_file():
         raise UsageError(f"--data {config.data}: no such file; check the path")
+    if config.resume:
+        refuse_other_run(config)
     if not config.resume and config.checkpoints.is_dir() and any(config.checkpoints.iterdir()):
         raise UsageError(
             f"{config.checkpoints} holds checkpoints of an earlier run: pass --resume to continue"
             " it, or choose another --out"
         )
+    if config.method == "grpo":
+        from agentcli.train.grpo import load_reward_hook
+
+        load_reward_hook(config.grpo.reward)  # a hook that does not import: one line, now
+        return
+    assert config.data is not None  # TrainConfig checks it
     # the data is read now, before anything is written to --out (and in a distributed run, so
     # that a bad line is one message, not one traceback per rank)
     from agentcli.train.datasets import load_chat_records, load_preference_records, named_envs
@@ -135,20 +148,49 @@ def check_before_start(config: TrainConfig) -> None:
         )
 
 
+# Settings that may change between a run and its resumption: they do not shape the model.
+RESUMABLE_CHANGES = ("resume", "launch.", "hyperparameters.report_to", "hyperparameters.run_name",
+                     "hyperparameters.project", "hyperparameters.logging_steps",
+                     "grpo.env_server")  # fmt: skip
+
+
+def refuse_other_run(config: TrainConfig) -> None:
+    """A resumed run continues the run in ``--out`` only with the settings it had (those of
+    ``RESUMABLE_CHANGES`` aside): else one line naming what differs."""
+    if not config.config_path.is_file():
+        return
+    from agentcli.config import config_as_data
+    from agentcli.resume import changed_settings
+
+    saved = yaml.safe_load(config.config_path.read_text(encoding="utf-8"))
+    changes = [
+        change
+        for change in changed_settings(saved, config_as_data(config))
+        if not change.startswith(RESUMABLE_CHANGES)
+    ]
+    if changes:
+        raise UsageError(
+            f"--resume: {config.out} holds a run of other settings ({'; '.join(changes)}):"
+            " rerun with its settings, or choose another --out"
+        )
+
+
 def train(
     config: TrainConfig,
     *,
     evaluate: CheckpointEvaluator | None = None,
+    play: EpisodePlayer | None = None,
     worker: str = WORKER,
 ) -> TrainSummary:
-    """Train as ``config`` says; the summary of what ran."""
+    """Train as ``config`` says; the summary of what ran. ``play`` plays grpo's episodes in
+    this process; a distributed run's ``worker`` builds its own on each rank."""
     require_evaluator(config, evaluate)
     check_before_start(config)
     dump_config(config, config.config_path)
     if not config.distributed:
         from agentcli.train.run import run_training
 
-        return run_training(config, evaluate=evaluate)
+        return run_training(config, evaluate=evaluate, play=play)
     command = accelerate_command(config, worker, port=free_port())
     returncode = subprocess.run(command, check=False).returncode
     if returncode != 0:

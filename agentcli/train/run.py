@@ -8,13 +8,14 @@ import logging
 import sys
 import time
 import warnings
-from collections.abc import Sequence
-from contextlib import redirect_stdout
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, redirect_stdout
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from agentcli.common import no_progress_bars, write_atomic
+from agentcli.data.records import Episode
 from agentcli.errors import UsageError
 from agentcli.train.config import TrainConfig
 from agentcli.train.tracking import tracker_environment
@@ -37,6 +38,27 @@ def require_evaluator(config: TrainConfig, evaluate: CheckpointEvaluator | None)
         )
 
 
+def require_player(config: TrainConfig, play: EpisodePlayer | None) -> None:
+    if config.method == "grpo" and play is None:
+        raise UsageError(
+            "grpo needs an episode player: train through agentcli.train_eval.train (as"
+            " `agentgym train grpo` does), which plays its envs"
+        )
+
+
+class EpisodePlayer(Protocol):
+    """Plays grpo's episodes, one per item id, with the model it is given as it is now
+    (``agentcli.rl.episodes.EnvEpisodes``); ``item_ids`` are the items to train on."""
+
+    def item_ids(self) -> list[str]: ...
+
+    def __call__(
+        self, item_ids: Sequence[str], model: Any, tokenizer: Any, *, step: int
+    ) -> list[Episode]: ...
+
+    def close(self) -> None: ...
+
+
 @dataclass
 class TrainSummary:
     """What the run did; rank 0 writes it to ``<out>/train_summary.json``."""
@@ -46,6 +68,7 @@ class TrainSummary:
     tokens: int  # input tokens trained on in this run, padding excluded
     seconds: float
     final_loss: float | None
+    final_reward: float | None = None  # grpo: the mean episode reward last logged
     log_history: list[dict[str, Any]] = field(default_factory=list, repr=False)
 
     @property
@@ -54,13 +77,14 @@ class TrainSummary:
 
     def line(self) -> str:
         loss = f"{self.final_loss:.4f}" if self.final_loss is not None else "-"
+        reward = f", final reward {self.final_reward:.4g}" if self.final_reward is not None else ""
         return (
             f"{self.steps} steps (at step {self.global_step}), {self.tokens:,} tokens, "
-            f"{self.tokens_per_s:,.0f} tokens/s, final loss {loss}"
+            f"{self.tokens_per_s:,.0f} tokens/s, final loss {loss}{reward}"
         )
 
 
-def build_trainer(config: TrainConfig) -> Any:
+def build_trainer(config: TrainConfig, play: EpisodePlayer | None = None) -> Any:
     import datasets
 
     from agentcli.train.model import load_model, load_tokenizer
@@ -69,6 +93,11 @@ def build_trainer(config: TrainConfig) -> Any:
 
     tokenizer = load_tokenizer(config.model)
     model = load_model(config.model)
+    if config.method == "grpo":
+        from agentcli.train.grpo import build_grpo_trainer
+
+        assert play is not None  # run_training checks it
+        return build_grpo_trainer(config, model, tokenizer, play)
     if config.method == "dpo":
         from agentcli.train.dpo import build_dpo_trainer
 
@@ -76,6 +105,15 @@ def build_trainer(config: TrainConfig) -> Any:
     from agentcli.train.sft import build_sft_trainer
 
     return build_sft_trainer(config, model, tokenizer)
+
+
+@contextmanager
+def closing_player(play: EpisodePlayer | None) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        if play is not None:
+            play.close()
 
 
 def last_checkpoint(config: TrainConfig) -> str | None:
@@ -105,21 +143,29 @@ def run_training(
     config: TrainConfig,
     callbacks: Sequence[Any] = (),
     evaluate: CheckpointEvaluator | None = None,
+    play: EpisodePlayer | None = None,
 ) -> TrainSummary:
     """Train as ``config`` says; extra ``callbacks`` see every step (e.g. to record batches);
-    ``evaluate`` runs the in-training eval (``config.eval``), which needs one."""
+    ``evaluate`` runs the in-training eval (``config.eval``), which needs one; ``play``
+    plays grpo's episodes (closed when training ends)."""
     from transformers import PrinterCallback
 
     from agentcli.train.callbacks import EpochHooks, ProgressBar
     from agentcli.train.model import save_trained_model
 
     require_evaluator(config, evaluate)
+    require_player(config, play)
     # TRL 1.16 still reads transformers 5's deprecated name: nothing for our users to act on.
     warnings.filterwarnings("ignore", "`is_gradient_checkpointing` is deprecated", FutureWarning)
     # transformers' per-file bars would tear through ours; trackio prints where its logs go
     # (on stdout, which holds our results): those lines are logs
-    with no_progress_bars(), tracker_environment(config), redirect_stdout(sys.stderr):
-        trainer = build_trainer(config)
+    with (
+        no_progress_bars(),
+        tracker_environment(config),
+        redirect_stdout(sys.stderr),
+        closing_player(play),
+    ):
+        trainer = build_trainer(config, play)
         trainer.remove_callback(PrinterCallback)  # ProgressBar shows the logs, on rank 0 only
         trainer.add_callback(ProgressBar(config.method))
         trainer.add_callback(EpochHooks(trainer, config, evaluate))
@@ -138,12 +184,14 @@ def run_training(
         )
     state = trainer.state
     losses = [entry["loss"] for entry in state.log_history if "loss" in entry]
+    rewards = [entry["reward"] for entry in state.log_history if "reward" in entry]
     summary = TrainSummary(
         steps=state.global_step - start.global_step,
         global_step=state.global_step,
         tokens=state.num_input_tokens_seen - start.num_input_tokens_seen,
         seconds=seconds,
         final_loss=losses[-1] if losses else None,
+        final_reward=rewards[-1] if rewards else None,
         log_history=state.log_history,
     )
     if trainer.accelerator.is_main_process:

@@ -17,7 +17,7 @@ import yaml
 
 from agentcli.errors import AgentGymError
 from agentcli.train.config import TrainConfig
-from agentcli.train.run import CheckpointEvaluator, run_training
+from agentcli.train.run import CheckpointEvaluator, EpisodePlayer, run_training
 
 
 def read_config(path: Path) -> TrainConfig:
@@ -33,14 +33,17 @@ def setup_rank_logging() -> bool:
 
 def main(
     build_evaluator: Callable[[TrainConfig], CheckpointEvaluator | None] | None = None,
+    build_player: Callable[[TrainConfig], EpisodePlayer | None] | None = None,
 ) -> None:
-    """Train this rank; ``build_evaluator`` makes the in-training eval from the config."""
+    """Train this rank; ``build_evaluator`` makes the in-training eval from the config,
+    ``build_player`` grpo's episode player (each rank plays its own episodes)."""
     (config_path,) = sys.argv[1:]
     rank_zero = setup_rank_logging()
     try:
         config = read_config(Path(config_path))
         evaluate = build_evaluator(config) if build_evaluator is not None else None
-        run_training(config, evaluate=evaluate)
+        play = build_player(config) if build_player is not None else None
+        run_training(config, evaluate=evaluate, play=play)
     except AgentGymError as error:  # one line, from rank 0, as the CLI prints its errors
         if rank_zero:
             logging.getLogger("agentgym.train").error("error: %s", error)

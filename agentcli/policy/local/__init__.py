@@ -63,17 +63,46 @@ class LocalModelPolicy:
         max_context_tokens: int | None = None,
         decoder: Decoder = "own",
     ) -> None:
-        if max_new_tokens < 1 or batch_size < 1 or temperature < 0:
-            raise UsageError(
-                "max_new_tokens and batch_size must be at least 1 and temperature at least 0"
-            )
-        self.model_path = Path(model_path)
+        _check_settings(max_new_tokens, batch_size, temperature)
+        self.model_path: Path | None = Path(model_path)
+        self.decoder = decoder
+        self.tokenizer, self.model = _load(Path(model_path), device, decoder)
+        self._configure(max_new_tokens, temperature, seed, batch_size, max_context_tokens)
+
+    @classmethod
+    def of_loaded(
+        cls,
+        model: Any,
+        tokenizer: Any,
+        *,
+        max_new_tokens: int = 128,
+        temperature: float = 0.0,
+        seed: int = 0,
+        batch_size: int = 32,
+    ) -> LocalModelPolicy:
+        """A policy acting with a model already in memory (a trainer's, between updates), as
+        it is: its attention stays what it trains with (our decode loop runs it through
+        SDPA). Its kept caches hold that model's keys: build a policy per set of weights."""
+        _check_settings(max_new_tokens, batch_size, temperature)
+        policy = cls.__new__(cls)
+        policy.model_path = None  # no directory: the caller holds the model
+        policy.decoder = "own"
+        policy.tokenizer, policy.model = tokenizer, model
+        policy._configure(max_new_tokens, temperature, seed, batch_size, None)
+        return policy
+
+    def _configure(
+        self,
+        max_new_tokens: int,
+        temperature: float,
+        seed: int,
+        batch_size: int,
+        max_context_tokens: int | None,
+    ) -> None:
         self.max_new_tokens = max_new_tokens
         self.temperature = temperature
         self.seed = seed
         self.batch_size = batch_size
-        self.decoder = decoder
-        self.tokenizer, self.model = _load(self.model_path, device, decoder)
         self.max_context_tokens = max_context_tokens or self.model.config.max_position_embeddings
         self.generate_calls = 0  # how many batches went through the model
         self.prefill_tokens = 0  # prompt tokens encoded: those found in a kept cache are not
@@ -257,6 +286,13 @@ class LocalModelPolicy:
         """Each token id's text on its own, as the stopping rule reads a reply."""
         vocabulary = self.model.get_output_embeddings().weight.shape[0]
         return self.tokenizer.batch_decode([[token] for token in range(vocabulary)])
+
+
+def _check_settings(max_new_tokens: int, batch_size: int, temperature: float) -> None:
+    if max_new_tokens < 1 or batch_size < 1 or temperature < 0:
+        raise UsageError(
+            "max_new_tokens and batch_size must be at least 1 and temperature at least 0"
+        )
 
 
 def _load(model_path: Path, device: Device, decoder: Decoder) -> tuple[Any, Any]:

@@ -53,6 +53,7 @@ def test_each_flag_sets_its_nested_key():
         "warmup_steps": 0.1, "weight_decay": 0.01, "max_grad_norm": 0.5, "seed": 7,
         "activation_checkpointing": None, "dataloader_num_workers": 0, "logging_steps": 5,
         "save_steps": 50, "report_to": "none", "run_name": "r", "project": "p", "beta": None,
+        "max_steps": None,
     }  # fmt: skip
     assert config["rendering"] == {
         "template": "llama2", "max_length": 512, "overflow": "drop", "batching": "padded",

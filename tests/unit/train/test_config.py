@@ -14,11 +14,12 @@ from agentcli.train.launch import accelerate_command
 BASE = {"data": "d.json", "model": "m", "out": "o"}
 
 
-def test_the_config_is_the_target_then_the_settings_then_the_eval():
+def test_the_config_is_the_target_then_the_settings_then_the_eval_and_grpo():
     assert list(TrainConfig.model_fields) == [
         *TrainTarget.model_fields,
         *TrainSettings.model_fields,
         "eval",
+        "grpo",
     ]
 
 

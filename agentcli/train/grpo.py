@@ -1,0 +1,219 @@
+"""grpo: TRL's ``GRPOTrainer`` whose rollouts are whole episodes in our envs.
+
+TRL's ``rollout_func`` hook (TRL 1.16) hands us each step's prompts and wants token ids back:
+the dataset's prompts are item ids, repeated ``num_generations`` times by TRL's sampler (one
+group per item), and the rollout function has the ``EpisodePlayer`` play one episode of each
+with the trainer's model as it is now (``agentcli.rl.episodes``: the rollout engine's episode
+loop, conversation and reply parsing). Each episode then becomes the conversation bc/sft train
+on (``episode_conversation``, tokenized by ``tokenize_conversation`` with the chat template):
+``prompt_ids`` up to the first reply, ``completion_ids`` from the first reply to the last (the
+observations between them included), ``env_mask`` 1 exactly on the replies' tokens (what
+``tokenize`` trains in sft), so the loss and the KL term see only the model's own tokens. The
+model thus writes ``Action: …`` lines as our students do: no tool-calling template.
+
+The reward is the episode's (the env's score, or the shaping hook's value of the Episode); an
+episode that ended in an env error is unscorable (None: TRL leaves it out of its group's
+baseline). A group whose episodes all earned the same reward has zero advantage everywhere:
+``zero_variance=drop`` masks its tokens out, so that it does not dilute the loss of the groups
+that carry signal; TRL's ``frac_reward_zero_std`` reports how many there were either way.
+
+Two choices TRL leaves to us. The trained tokens are the re-rendered conversation, not the
+tokens sampled (a reply is cut after its action line and re-rendered as its Thought and Action,
+with the template's end of turn): that is the text the student was trained on and is shown.
+``logprobs`` is returned as None: TRL reads sampling log-probabilities only to correct for an
+inference engine (vLLM) whose model differs from the trainer's, and here the trainer's own
+model samples, so TRL's own log-probabilities of the trained tokens are the right ones. A reply
+with no usable action is not trained (its recorded turn is not what the model wrote).
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import sys
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentcli.common import END_ERROR
+from agentcli.conversation import StudentView, episode_conversation
+from agentcli.data.jsonl import append_records
+from agentcli.data.records import ChatMessage, Episode
+from agentcli.errors import UsageError
+from agentcli.train.arguments import trainer_arguments
+from agentcli.train.config import TrainConfig
+from agentcli.train.model import lora_config
+from agentcli.train.run import EpisodePlayer
+from agentcli.train.tokenize import tokenize_conversation
+
+log = logging.getLogger("agentgym.train")
+
+EPISODES_NAME = "episodes.jsonl"
+
+
+@dataclass(frozen=True)
+class EpisodeTokens:
+    prompt_ids: list[int]
+    completion_ids: list[int]
+    env_mask: list[int]  # 1 on the model's reply tokens, 0 on the observations between them
+
+
+def trained_conversation(episode: Episode, view: StudentView) -> list[ChatMessage]:
+    """The episode as bc/sft train on it, up to its last reply (the final observation trains
+    nothing); a reply with no usable action is not trained."""
+    messages = episode_conversation(episode.model_copy(update={"final_observation": None}), view)
+    first_reply = 3 if view.instruction else 1  # after the opening and the first observation
+    for step, at in zip(episode.steps, range(first_reply, len(messages), 2), strict=True):
+        if not step.action:
+            messages[at] = messages[at].model_copy(update={"loss": False})
+    return messages
+
+
+def episode_tokens(tokenizer: Any, episode: Episode, view: StudentView) -> EpisodeTokens:
+    """The episode's tokens as TRL takes them (see the module)."""
+    example = tokenize_conversation(tokenizer, trained_conversation(episode, view))
+    assert example is not None  # without max_length nothing is dropped
+    ids, mask = example.input_ids, example.completion_mask
+    if 1 not in mask:  # no reply to train: one untrained token, so that TRL has a completion
+        return EpisodeTokens(ids, [tokenizer.eos_token_id], [0])
+    start, end = mask.index(1), len(mask) - mask[::-1].index(1)
+    return EpisodeTokens(ids[:start], ids[start:end], mask[start:end])
+
+
+def load_reward_hook(spec: str | None) -> Callable[[Episode], float] | None:
+    """The shaping function ``module:function`` names (the current directory importable)."""
+    if spec is None:
+        return None
+    module_name, colon, name = spec.partition(":")
+    if not colon or not module_name or not name:
+        raise UsageError(f"--reward {spec!r}: write it as module:function, e.g. shaping:bonus")
+    if str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))
+    try:
+        hook = getattr(importlib.import_module(module_name), name)
+    except ImportError as error:
+        raise UsageError(f"--reward {spec}: cannot import {module_name} ({error})") from None
+    except AttributeError:
+        raise UsageError(f"--reward {spec}: {module_name} has no {name}") from None
+    if not callable(hook):
+        raise UsageError(f"--reward {spec}: {name} is not a function")
+    return hook
+
+
+def group_rewards(
+    episodes: Sequence[Episode], hook: Callable[[Episode], float] | None
+) -> list[float | None]:
+    """Each episode's reward: the hook's, else the env's score; None after an env error."""
+    return [
+        None
+        if episode.meta.get("end_reason") == END_ERROR
+        else float(hook(episode))
+        if hook
+        else episode.reward
+        for episode in episodes
+    ]
+
+
+def zero_variance_groups(
+    item_ids: Sequence[str], rewards: Sequence[float | None], size: int
+) -> list[bool]:
+    """Per episode, whether its group (``size`` consecutive episodes of one item, as TRL's
+    sampler lays them out) earned one reward throughout. A slice that does not hold whole
+    groups (a group split across processes) is never flagged."""
+    flags = [False] * len(item_ids)
+    if len(item_ids) % size:
+        return flags
+    for start in range(0, len(item_ids), size):
+        group = range(start, start + size)
+        if len({item_ids[i] for i in group}) == 1 and len({rewards[i] for i in group}) == 1:
+            flags[start : start + size] = [rewards[start] is not None] * size
+    return flags
+
+
+def episode_reward(completions: list[Any], episode_reward: list[float | None], **kwargs: Any):
+    """TRL's reward function: the reward the rollout function computed for each episode."""
+    log_metric = kwargs.get("log_metric")
+    if log_metric is not None:
+        dropped = kwargs["zero_variance"]
+        log_metric("episodes/success", sum(kwargs["episode_success"]) / len(completions))
+        log_metric("episodes/turns", sum(kwargs["episode_turns"]) / len(completions))
+        log_metric("groups/zero_variance", sum(dropped) / len(completions))
+    return list(episode_reward)
+
+
+def rollout_function(config: TrainConfig, play: EpisodePlayer, tokenizer: Any) -> Callable:
+    """TRL's ``rollout_func``: plays the prompts' items, returns their tokens (the module)."""
+    grpo = config.grpo
+    hook = load_reward_hook(grpo.reward)
+
+    def rollout(prompts: list[str], trainer: Any) -> dict[str, Any]:
+        model = trainer.accelerator.unwrap_model(trainer.model)
+        step = trainer.state.global_step
+        episodes = play(prompts, model, tokenizer, step=step)
+        rewards = group_rewards(episodes, hook)
+        flat = zero_variance_groups(prompts, rewards, grpo.num_generations)
+        tokens = [episode_tokens(tokenizer, episode, grpo.view) for episode in episodes]
+        drop = grpo.zero_variance == "drop"
+        _keep_episodes(config, trainer, episodes, rewards)
+        return {
+            "prompt_ids": [t.prompt_ids for t in tokens],
+            "completion_ids": [t.completion_ids for t in tokens],
+            "env_mask": [
+                [0] * len(t.env_mask) if drop and zero else t.env_mask
+                for t, zero in zip(tokens, flat, strict=True)
+            ],
+            "logprobs": None,  # see the module
+            "episode_reward": rewards,
+            "episode_success": [episode.success for episode in episodes],
+            "episode_turns": [episode.n_steps for episode in episodes],
+            "zero_variance": flat,
+        }
+
+    return rollout
+
+
+def _keep_episodes(
+    config: TrainConfig, trainer: Any, episodes: Sequence[Episode], rewards: Sequence[Any]
+) -> None:
+    """Append the step's episodes (with the reward trained on) to ``out/episodes.jsonl``, or
+    ``episodes.rankN.jsonl`` on rank N > 0."""
+    rank = trainer.accelerator.process_index
+    path = config.out / (EPISODES_NAME if rank == 0 else f"episodes.rank{rank}.jsonl")
+    append_records(
+        path,
+        [
+            episode.model_copy(update={"meta": {**episode.meta, "trained_reward": reward}})
+            for episode, reward in zip(episodes, rewards, strict=True)
+        ],
+    )
+
+
+def build_grpo_trainer(config: TrainConfig, model: Any, tokenizer: Any, play: EpisodePlayer):
+    from datasets import Dataset
+    from trl import GRPOConfig, GRPOTrainer
+
+    grpo = config.grpo
+    items = play.item_ids()
+    log.info("grpo: %d items, groups of %d episodes", len(items), grpo.num_generations)
+    arguments = GRPOConfig(
+        **{
+            **trainer_arguments(config),
+            "include_num_input_tokens_seen": "no",  # GRPO counts its tokens itself
+        },
+        num_generations=grpo.num_generations,
+        temperature=grpo.temperature,
+    )
+    with warnings.catch_warnings():
+        # what TRL calls experimental is what this module is built on (and tested against)
+        warnings.filterwarnings("ignore", "You are using 'rollout_func'", UserWarning)
+        return GRPOTrainer(
+            model=model,
+            reward_funcs=episode_reward,
+            args=arguments,
+            train_dataset=Dataset.from_dict({"prompt": items}),
+            processing_class=tokenizer,
+            rollout_func=rollout_function(config, play, tokenizer),
+            peft_config=lora_config(config.adapters.lora) if config.adapters.lora else None,
+        )

@@ -1,0 +1,119 @@
+"""`agentgym train grpo` on the tiny model and babyai-putnext's built-in server: killed with
+SIGKILL after its first checkpoint, resumed to the end, its model loaded by `agentgym eval`;
+and what it trains on: the conversation a real rollout shows, the replies alone trained."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from transformers import AutoTokenizer
+
+from agentcli.conversation import StudentView, chat_dicts, env_opening, student_messages
+from agentcli.data.jsonl import read_records
+from agentcli.data.records import Episode
+from agentcli.envs.registry import get_spec
+from agentcli.policy import PolicyConfig
+from agentcli.rollout import RolloutConfig, execute
+from agentcli.train.grpo import episode_tokens, trained_conversation
+from tests.support.cli import agentgym
+
+ENV = "babyai-putnext"
+
+
+def grpo_command(model: Path, out: Path, *extra: str) -> list[str]:
+    return [
+        sys.executable, "-m", "agentcli.cli.main", "train", "grpo", "--model", str(model),
+        "--env", ENV, "--limit", "2", "--group", "2", "--max-turns", "2",
+        "--max-new-tokens", "8", "--max-steps", "3", "--save-steps", "1",
+        "--logging-steps", "1", "--lr", "1e-4", "--out", str(out), *extra,
+    ]  # fmt: skip
+
+
+def kill_after_first_checkpoint(process: subprocess.Popen, checkpoints: Path) -> None:
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and process.poll() is None:
+        if any(checkpoints.glob("checkpoint-*/trainer_state.json")):
+            os.killpg(process.pid, signal.SIGKILL)  # the env server it started goes too
+            process.wait()
+            return
+        time.sleep(0.05)
+    _, stderr = process.communicate()
+    pytest.fail(f"no checkpoint was caught before the run ended:\n{stderr[-3000:]}")
+
+
+@pytest.mark.slow
+def test_grpo_resumes_after_sigkill_and_eval_loads_its_model(tiny_model, tmp_path):
+    out = tmp_path / "grpo"
+    first = subprocess.Popen(
+        grpo_command(tiny_model, out),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "COLUMNS": "200"},
+        start_new_session=True,
+    )
+    kill_after_first_checkpoint(first, out / "checkpoints")
+    assert not (out / "train_summary.json").exists()
+
+    resumed = agentgym(*grpo_command(tiny_model, out, "--resume")[3:], timeout=300)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert f"→ {out}" in resumed.stdout and "final reward" in resumed.stdout
+    summary = json.loads((out / "train_summary.json").read_text())
+    assert summary["global_step"] == 3 and 1 <= summary["steps"] < 3  # from the checkpoint on
+    logged = [entry for entry in summary["log_history"] if "reward" in entry]
+    assert logged and all("frac_reward_zero_std" in entry for entry in logged)
+    episodes = read_records(out / "episodes.jsonl", Episode)
+    assert {episode.item_id for episode in episodes} == {f"{ENV}_1000", f"{ENV}_1001"}  # train
+    assert all(1 <= episode.n_steps <= 2 for episode in episodes)
+
+    evaluated = agentgym(
+        "eval", "--model", str(out), "--env", ENV, "--limit", "1", "--max-rounds", "1",
+        "--out", str(tmp_path / "eval"), timeout=300,
+    )  # fmt: skip
+    assert evaluated.returncode == 0, evaluated.stderr[-3000:]
+    assert len(read_records(tmp_path / "eval" / "episodes.jsonl", Episode)) == 1
+
+
+def test_the_tokens_trained_are_the_rollouts_conversation_and_only_replies_train(
+    tiny_model, tmp_path
+):
+    """A real rollout (the expert on textcraft, AgentGym's wording, Thought and Action on
+    their lines) through a built-in server: each turn's prompt as the rollout showed it,
+    rendered by the chat template, leads the episode's tokens, followed by the reply; the
+    tokens env_mask keeps are exactly the replies and their end of turn."""
+    out = tmp_path / "oracle"
+    config = RolloutConfig(
+        env="textcraft", split="train", limit=2, policy=PolicyConfig(kind="oracle"), out=out
+    )
+    execute(config)
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model)
+    view = StudentView()
+    opening = env_opening("textcraft", get_spec("textcraft").instruction, view)
+    for episode in read_records(out / "episodes.jsonl", Episode):
+        assert episode.n_steps >= 2
+        tokens = episode_tokens(tokenizer, episode, view)
+        assert len(tokens.completion_ids) == len(tokens.env_mask)
+        text = tokenizer.decode(tokens.prompt_ids + tokens.completion_ids)
+        replies = [m.content for m in trained_conversation(episode, view) if m.loss]
+        for at, step in enumerate(episode.steps):
+            shown = student_messages(opening, episode.steps[:at], step.observation, view)
+            prompt = tokenizer.apply_chat_template(
+                chat_dicts(shown), tokenize=False, add_generation_prompt=True
+            )
+            assert text.startswith(prompt + replies[at] + "<|im_end|>")
+        assert text.endswith(replies[-1] + "<|im_end|>")
+        assert tokenizer.decode(tokens.prompt_ids) == tokenizer.apply_chat_template(
+            chat_dicts(student_messages(opening, [], episode.steps[0].observation, view)),
+            tokenize=False,
+            add_generation_prompt=True,
+        )
+        kept = [token for token, m in zip(tokens.completion_ids, tokens.env_mask) if m]
+        assert tokenizer.decode(kept) == "".join(reply + "<|im_end|>" for reply in replies)
+        assert "Thought:\n" in replies[0] and "\n\nAction:\n" in replies[0]  # AgentGym's
