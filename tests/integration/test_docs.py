@@ -25,7 +25,8 @@ from tests.support.view_server import serving
 PAGES = sorted((ROOT / "docs").rglob("*.md"))
 # Commands whose options resolve to a config, which --print-config shows without running.
 CONFIGURED = {"collect", "rollout", "eval", "annotate", "extract-state", "correct", "build-data",
-              "iterate", "env serve", "train bc", "train sft", "train dpo"}  # fmt: skip
+              "iterate", "env serve", "train bc", "train sft", "train dpo",
+              "train grpo"}  # fmt: skip
 # Files the pages name as the reader's own.
 READERS_FILES = {"my.yaml": ROOT / "configs" / "quickstart.yaml"}
 
@@ -109,6 +110,16 @@ def test_rl_page_trains_the_tiny_model_with_grpo(tmp_path):
     out = _run_page("rl.md", tmp_path)
     assert "model written to runs/grpo/model" in out
     assert (tmp_path / "runs" / "grpo" / "model" / "model.safetensors").is_file()
+
+
+@pytest.mark.slow
+def test_rl_page_trains_and_evaluates_with_train_grpo(tmp_path):
+    block = bash_blocks(ROOT / "docs" / "rl.md", after="## `agentgym train grpo`")[0]
+    run = run_block(block, tmp_path, timeout=600)
+    assert run.returncode == 0, f"rl.md: {failure_text(run)}"
+    assert "grpo: 2 steps (at step 2)" in run.stdout
+    assert (tmp_path / "runs" / "grpo-babyai" / "model.safetensors").is_file()
+    assert len((tmp_path / "runs" / "grpo-babyai" / "episodes.jsonl").read_text().splitlines()) == 4
 
 
 @pytest.mark.slow

@@ -114,6 +114,6 @@ def test_the_tokens_trained_are_the_rollouts_conversation_and_only_replies_train
             tokenize=False,
             add_generation_prompt=True,
         )
-        kept = [token for token, m in zip(tokens.completion_ids, tokens.env_mask) if m]
+        kept = [token for token, m in zip(tokens.completion_ids, tokens.env_mask, strict=True) if m]
         assert tokenizer.decode(kept) == "".join(reply + "<|im_end|>" for reply in replies)
         assert "Thought:\n" in replies[0] and "\n\nAction:\n" in replies[0]  # AgentGym's
