@@ -22,7 +22,7 @@ from agentcli.policy import PolicySettings
 from agentcli.rollout import EpisodeSettings
 from agentcli.teacher import TeacherConfig
 from agentcli.teacher.stages import EpisodeSelection
-from agentcli.train.config import TrainSettings
+from agentcli.train.config import GrpoSettings, TrainSettings
 
 
 class CollectSettings(ItemSelection, EpisodeSettings):
@@ -50,8 +50,11 @@ class IterateConfig(CommandConfig):
         min_length=1, description="Environments: their data is mixed for training; eval per env."
     )
     model: Path = Field(description="The model iteration 0 trains from (an HF directory).")
-    method: Literal["bc", "sft", "dpo"] = Field(
-        "sft", description="Training method (dpo needs corrections: iteration 1 on)."
+    method: Literal["bc", "sft", "dpo", "grpo"] = Field(
+        "sft",
+        description="Training method (dpo needs corrections: iteration 1 on; grpo plays the"
+        " envs from the previous iteration's model instead of rollout, correct and"
+        " build-data).",
     )
     view: StudentView = Field(
         default_factory=StudentView,
@@ -89,6 +92,9 @@ class IterateConfig(CommandConfig):
     )
     data: DataSettings = Field(default_factory=DataSettings, description="Settings of build-data.")
     train: TrainSettings = Field(default_factory=TrainSettings, description="Settings of train.")
+    grpo: GrpoSettings = Field(
+        default_factory=GrpoSettings, description="Settings of train when the method is grpo."
+    )
     eval: EvalSettings = Field(default_factory=EvalSettings, description="Settings of eval.")
     iterations: dict[int, dict[str, Any]] = Field(
         default_factory=dict,
@@ -133,6 +139,16 @@ class IterateConfig(CommandConfig):
             )
         if self.control and self.method == "dpo":
             raise ValueError("the control learns expert states, which have no rejected turn")
+        if self.method == "grpo" and self.iter == 0:
+            raise ValueError(
+                "grpo improves a student that already acts: train iteration 0 with bc or sft"
+                " and switch from iteration 1 on (iterations: {1: {method: grpo}})"
+            )
+        if self.method == "grpo" and self.control and self.iter == 1:
+            raise ValueError(
+                "the control matches iteration 1's corrections, which grpo makes none of:"
+                " set control: false, or make iteration 1 a LEAP iteration"
+            )
         return self
 
     @property

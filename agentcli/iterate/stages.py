@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from agentcli.config import config_as_data, validate_config
 from agentcli.data.build import FILE_NAMES, BuildDataConfig
+from agentcli.errors import UsageError
 from agentcli.items import ItemSelection
 from agentcli.iterate.config import IterateConfig
 from agentcli.iterate.run_layout import RunLayout
@@ -38,6 +39,10 @@ def iteration_stages(config: IterateConfig, progress: Progress) -> list[Stage]:
         if config.extract_state:
             stages += [plan.extract_state(env) for env in config.envs]
         start = config.model
+    elif config.method == "grpo":  # it plays its own episodes: no rollout, corrections, data
+        return [plan.grpo(config.layout.model(k - 1))] + [
+            plan.eval(env, control=False) for env in config.envs
+        ]
     else:
         stages = [plan.rollout(env) for env in config.envs]
         stages += [plan.correct(env) for env in config.envs]
@@ -281,6 +286,43 @@ class _Plan:
             outputs=[config.out],
             run=run,
         )
+
+    def grpo(self, start: Path) -> Stage:
+        """GRPO from ``start`` on every env, each on its servers (one env: a server list)."""
+        from agentcli.train_eval import train
+
+        envs = self.config.envs
+        servers = [url for env in envs for url in self.config.env_servers.get(env, [])]
+        if servers and len(envs) > 1:
+            raise UsageError(
+                "grpo over several envs starts their built-in servers: drop env_servers, or"
+                " train one env"
+            )
+        # what the train section says (unset: grpo's own defaults, e.g. a step of one group),
+        # less bc/sft's rendering
+        settings = self.config.train.model_dump(exclude_unset=True, exclude={"rendering"})
+        config = validate_config(
+            TrainConfig,
+            {
+                **settings,
+                "method": "grpo",
+                "model": start,
+                "out": self.layout.model(self.k),
+                "resume": True,  # an interrupted train continues from its last checkpoint
+                "grpo": {
+                    **self.config.grpo.model_dump(),
+                    "envs": envs,
+                    "env_server": servers,
+                    "view": self.config.view.model_dump(),
+                },
+            },
+            source="the train and grpo sections",
+        )
+
+        def run() -> str:
+            return train(config).line() + f" → {config.out}"
+
+        return self._stage("train", config, inputs=[start], outputs=[config.out], run=run)
 
     # --- helpers -----------------------------------------------------------------------------
 

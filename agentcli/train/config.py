@@ -213,15 +213,11 @@ class Launch(CommandConfig):
 
 
 class GrpoSettings(CommandConfig):
-    """grpo: the episodes its groups play and how their rewards become an update."""
+    """grpo: the items its groups play, how they play them, and how their rewards become an
+    update."""
 
-    envs: list[str] = Field(default_factory=list, description="Environments to play.")
     items: ItemSelection = Field(
         default_factory=ItemSelection, description="Training items of each env."
-    )
-    env_server: list[str] = Field(
-        default_factory=list,
-        description="Env server URLs (one env; round-robin); none: start built-in servers.",
     )
     num_generations: int = Field(
         8, ge=2, description="Group size: episodes played of each item per update."
@@ -241,13 +237,23 @@ class GrpoSettings(CommandConfig):
         description="Reward shaping: a python 'module:function' taking the Episode, returning"
         " its reward (default: the env's score).",
     )
+
+
+class GrpoConfig(GrpoSettings):
+    """grpo: its ``GrpoSettings``, the envs it plays, their servers and the student's view."""
+
+    envs: list[str] = Field(default_factory=list, description="Environments to play.")
+    env_server: list[str] = Field(
+        default_factory=list,
+        description="Env server URLs (one env; round-robin); none: start built-in servers.",
+    )
     view: StudentView = Field(
         default_factory=StudentView,
         description="How the model is shown its episodes: as its training data was built.",
     )
 
     @model_validator(mode="after")
-    def _one_conversation(self) -> GrpoSettings:
+    def _one_conversation(self) -> GrpoConfig:
         # an episode trains as one sequence, every turn in it
         if self.view.format != "multi-turn" or self.view.history_steps is not None:
             raise ValueError(
@@ -318,8 +324,8 @@ class TrainConfig(TrainSettings, TrainTarget):
     eval: TrainingEval = Field(
         default_factory=TrainingEval, description="Rollouts during training."
     )
-    grpo: GrpoSettings = Field(
-        default_factory=GrpoSettings, description="grpo: its episodes and groups."
+    grpo: GrpoConfig = Field(
+        default_factory=GrpoConfig, description="grpo: its envs, episodes and groups."
     )
 
     @model_validator(mode="after")
@@ -330,7 +336,7 @@ class TrainConfig(TrainSettings, TrainTarget):
             self._check_grpo()
         elif self.data is None:
             raise ValueError(f"{self.method} trains on a file: pass --data FILE")
-        elif self.grpo != GrpoSettings():
+        elif self.grpo != GrpoConfig():
             raise ValueError(f"the grpo section is for grpo; {self.method} trains on --data")
         hyperparameters = self.hyperparameters
         if self.method in ("dpo", "grpo"):

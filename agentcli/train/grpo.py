@@ -196,7 +196,23 @@ def build_grpo_trainer(config: TrainConfig, model: Any, tokenizer: Any, play: Ep
 
     grpo = config.grpo
     items = play.item_ids()
-    log.info("grpo: %d items, groups of %d episodes", len(items), grpo.num_generations)
+    hyperparameters = config.hyperparameters
+    episodes = (
+        hyperparameters.per_device_train_batch_size
+        * hyperparameters.gradient_accumulation_steps
+        * (config.launch.num_processes or 1)
+    )
+    per_step = episodes // grpo.num_generations
+    if len(items) < per_step:  # TRL would take no step at all, and say so only in a warning
+        raise UsageError(
+            f"grpo: {len(items)} training items, but a step plays {per_step} (its {episodes}"
+            f" episodes in groups of {grpo.num_generations}): choose more items, or a smaller"
+            " --batch-size"
+        )
+    log.info(
+        "grpo: %d items, %d per step, groups of %d episodes",
+        len(items), per_step, grpo.num_generations,
+    )  # fmt: skip
     arguments = GRPOConfig(
         **{
             **trainer_arguments(config),

@@ -154,3 +154,27 @@ def test_iteration_one_learns_from_model_zero_and_the_control_matches_it(config_
 def test_iteration_one_waits_for_model_zero(config_file):
     with pytest.raises(UsageError, match="run --iter 0 first"):
         run_iteration(resolve(config_file, 1)[0])
+
+
+def test_a_grpo_iteration_trains_from_the_last_model_and_evaluates(config_file, tmp_path):
+    overrides = ("iterations={2: {method: grpo}}", "grpo.num_generations=4",
+                 "grpo.items.limit=16", "view.instruction=false")  # fmt: skip
+    config = resolve(config_file, 2, overrides=overrides)[0]
+    assert keys(config) == ["iter2/train", "iter2/eval/textcraft"]
+    train = iteration_stages(config, lambda *_: None)[0].config
+    run = tmp_path / "run"
+    assert (train["method"], train["model"]) == ("grpo", str(run / "iter1" / "model"))
+    assert train["out"] == str(run / "iter2" / "model") and train["resume"] is True
+    grpo = train["grpo"]
+    assert (grpo["envs"], grpo["num_generations"], grpo["items"]["limit"]) == (
+        ["textcraft"], 4, 16,
+    )  # fmt: skip
+    assert grpo["view"]["instruction"] is False  # the student's view, as in its other stages
+    assert train["hyperparameters"]["per_device_train_batch_size"] == 4  # one group: unset
+    for iteration, extra, message in [
+        (0, ("method=grpo",), "grpo improves a student"),
+        (1, ("method=grpo", "control=true"), "the control matches"),
+        (2, ("view.history_steps=0",), "multi-turn"),  # refused as its stage is planned
+    ]:
+        with pytest.raises(ConfigError, match=message):
+            keys(resolve(config_file, iteration, overrides=(*overrides, *extra))[0])
