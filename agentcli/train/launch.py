@@ -151,7 +151,7 @@ def check_before_start(config: TrainConfig) -> None:
 # Settings that may change between a run and its resumption: they do not shape the model.
 RESUMABLE_CHANGES = ("resume", "launch.", "hyperparameters.report_to", "hyperparameters.run_name",
                      "hyperparameters.project", "hyperparameters.logging_steps",
-                     "grpo.env_server")  # fmt: skip
+                     "eval.env_server", "grpo.env_server")  # fmt: skip
 
 
 def refuse_other_run(config: TrainConfig) -> None:
