@@ -35,3 +35,10 @@ def run_block(block: str, cwd: Path, *, timeout: float) -> subprocess.CompletedP
 
 def failure_text(run: subprocess.CompletedProcess[str]) -> str:
     return run.stdout[-2000:] + run.stderr[-3000:]
+
+
+def run_page(page: str, cwd: Path, *, timeout: float = 600) -> str:
+    """Run the first bash block of ``docs/<page>``; the stdout of its lines."""
+    run = run_block(bash_blocks(ROOT / "docs" / page)[0], cwd, timeout=timeout)
+    assert run.returncode == 0, f"{page}: {failure_text(run)}"
+    return run.stdout
