@@ -27,11 +27,15 @@ java:
 chromium:
 	command -v chromium >/dev/null || (apt-get update -q && apt-get install -y -q chromium)
 
+# Two workers by default (CI has 2 cores); `make test TEST_WORKERS=0` runs in one process.
+# Tests that bind a port a page names share one worker (xdist_group "fixed-ports").
+TEST_WORKERS ?= 2
+
 test: install
-	HF_HUB_OFFLINE=1 $(BIN)/pytest
+	HF_HUB_OFFLINE=1 $(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup
 
 test-fast: install
-	HF_HUB_OFFLINE=1 $(BIN)/pytest -m "not slow"
+	HF_HUB_OFFLINE=1 $(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup -m "not slow"
 
 lint: install
 	$(BIN)/ruff format --check .

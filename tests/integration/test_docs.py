@@ -17,10 +17,20 @@ import pytest
 
 from agentcli.iterate.run_layout import RunLayout
 from tests.support.cli import agentgym
-from tests.support.docs import PLACEHOLDER, ROOT, bash_blocks, failure_text, run_block, run_page
+from tests.support.docs import (
+    FIXED_PORTS,
+    PLACEHOLDER,
+    ROOT,
+    bash_blocks,
+    failure_text,
+    run_block,
+    run_page,
+)
 from tests.support.random_policy import RandomPolicy, rollout
 from tests.support.runs import corrected_run, evaluated_run
 from tests.support.view_server import serving
+
+pytestmark = FIXED_PORTS
 
 PAGES = sorted((ROOT / "docs").rglob("*.md"))
 # Commands whose options resolve to a config, which --print-config shows without running.

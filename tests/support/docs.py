@@ -8,8 +8,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).parents[2]
 PLACEHOLDER = "…"  # a line holding it is a pattern to fill in, not a command to run
+
+# The pages' commands bind the ports they name (36008, 8765, 8000, ...): the tests that run
+# them share one xdist worker, so two never bind one port at once.
+FIXED_PORTS = pytest.mark.xdist_group("fixed-ports")
 
 
 def bash_blocks(page: Path, *, after: str = "") -> list[str]:
