@@ -230,7 +230,7 @@ class _Conversation:
             if isinstance(parsed, _Step):
                 return await self._step(slot, parsed.data.action)
             return {"type": "state", "data": _state(self.spec.name, slot)}
-        except (UsageError, HTTPError) as exc:  # refused: no such item, no episode yet, ...
+        except UsageError as exc:  # refused: no such item, no episode yet, ...
             raise _Refusal("EXECUTION_ERROR", str(exc)) from None
         except Exception as exc:
             log.exception("simulator error on /ws")
