@@ -115,6 +115,14 @@ def test_rl_page_trains_the_tiny_model_with_grpo(tmp_path):
 
 
 @pytest.mark.slow
+def test_openenv_page_plays_an_item_with_openenvs_client(tmp_path):
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    out = run_page("openenv.md", tmp_path)
+    assert "Crafted 4 minecraft:birch_planks  (reward 1.0)" in out
+    assert "done True, success True, 2 steps on textcraft_3" in out
+
+
+@pytest.mark.slow
 def test_view_page_exports_then_serves(tmp_path):
     evaluated_run(tmp_path / "runs" / "quickstart")
     exports, serves = bash_blocks(ROOT / "docs" / "view.md")[:2]

@@ -101,7 +101,7 @@ def test_bad_inputs_get_4xx_and_the_server_keeps_serving(case: Case):
         assert odd.status_code == 200, odd.text
         http.post("/close", json={"id": session}).raise_for_status()
         assert http.get("/health").json() == {
-            "status": "ok",
+            "status": "healthy",
             "env": case.env,
             "sessions": 0,
             "max_sessions": 256,
