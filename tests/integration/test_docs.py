@@ -17,10 +17,20 @@ import pytest
 
 from agentcli.iterate.run_layout import RunLayout
 from tests.support.cli import agentgym
-from tests.support.docs import PLACEHOLDER, ROOT, bash_blocks, failure_text, run_block
+from tests.support.docs import (
+    FIXED_PORTS,
+    PLACEHOLDER,
+    ROOT,
+    bash_blocks,
+    failure_text,
+    run_block,
+    run_page,
+)
 from tests.support.random_policy import RandomPolicy, rollout
 from tests.support.runs import corrected_run, evaluated_run
 from tests.support.view_server import serving
+
+pytestmark = FIXED_PORTS
 
 PAGES = sorted((ROOT / "docs").rglob("*.md"))
 # Commands whose options resolve to a config, which --print-config shows without running.
@@ -67,16 +77,9 @@ def test_every_configured_command_of_the_docs_resolves(readers_directory):
         assert not any(readers_directory.glob("runs")), f"{page}: --print-config wrote a run"
 
 
-def _run_page(page: str, cwd: Path, *, timeout: float = 600) -> str:
-    """Run the page's first bash block; the stdout of its lines."""
-    run = run_block(bash_blocks(ROOT / "docs" / page)[0], cwd, timeout=timeout)
-    assert run.returncode == 0, f"{page}: {failure_text(run)}"
-    return run.stdout
-
-
 @pytest.mark.slow
 def test_env_page_serves_and_checks(tmp_path):
-    out = _run_page("env.md", tmp_path)
+    out = run_page("env.md", tmp_path)
     assert "textcraft" in out and "verdict: PASS" in out
 
 
@@ -88,7 +91,7 @@ def test_oracle_page_annotates_extracts_and_corrects(tmp_path):
     # items a random student loses (the page's correct takes failed episodes)
     rollout("babyai", [24, 32, 40], tmp_path / "runs/x/iter0/rollout/episodes.jsonl",
             RandomPolicy(seed=0))  # fmt: skip
-    _run_page("oracle.md", tmp_path)
+    run_page("oracle.md", tmp_path)
     for made in ("demos.annotated.jsonl", "privileged_state.jsonl",
                  "iter0/correction/corrections.jsonl"):  # fmt: skip
         assert (tmp_path / "runs/x" / made).is_file(), made
@@ -98,7 +101,7 @@ def test_oracle_page_annotates_extracts_and_corrects(tmp_path):
 def test_build_data_page_builds_every_set(tmp_path):
     run = corrected_run(RunLayout(tmp_path / "runs" / "demo"), "textcraft", range(1, 21, 2),
                         {0: [2, 5, 8, 11], 1: [3, 6, 9]})  # fmt: skip
-    out = _run_page("build-data.md", tmp_path)
+    out = run_page("build-data.md", tmp_path)
     assert len(out.strip().splitlines()) == 4
     for k, name in ((0, "sft.jsonl"), (1, "sft.jsonl"), (2, "dpo.jsonl"), (1, "bc.json")):
         assert (run.data(k) / name).is_file(), (k, name)
@@ -107,7 +110,7 @@ def test_build_data_page_builds_every_set(tmp_path):
 @pytest.mark.slow
 def test_rl_page_trains_the_tiny_model_with_grpo(tmp_path):
     (tmp_path / "examples").symlink_to(ROOT / "examples")
-    out = _run_page("rl.md", tmp_path)
+    out = run_page("rl.md", tmp_path)
     assert "model written to runs/grpo/model" in out
     assert (tmp_path / "runs" / "grpo" / "model" / "model.safetensors").is_file()
 
@@ -123,10 +126,11 @@ def test_rl_page_trains_and_evaluates_with_train_grpo(tmp_path):
 
 
 @pytest.mark.slow
-def test_model_page_builds_both_models(tmp_path):
-    _run_page("model.md", tmp_path)
-    for name in ("tiny", "smollm2-135m"):
-        assert (tmp_path / "models" / name / "model.safetensors").is_file(), name
+def test_openenv_page_plays_an_item_with_openenvs_client(tmp_path):
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    out = run_page("openenv.md", tmp_path)
+    assert "Crafted 4 minecraft:birch_planks  (reward 1.0)" in out
+    assert "done True, success True, 2 steps on textcraft_3" in out
 
 
 @pytest.mark.slow

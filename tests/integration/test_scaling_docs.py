@@ -19,7 +19,9 @@ from accelerate.commands.config.config_args import ClusterConfig
 from agentcli.common import free_port
 from agentcli.iterate.loop import resolve_iterations
 from tests.integration.test_train import agentgym_conversation
-from tests.support.docs import ROOT, bash_blocks, failure_text, run_block
+from tests.support.docs import FIXED_PORTS, ROOT, bash_blocks, failure_text, run_block
+
+pytestmark = FIXED_PORTS
 
 PAGE = ROOT / "docs" / "scaling.md"
 BASE = {"run": "runs/x", "envs": ["sciworld", "textcraft"], "model": "models/m"}

@@ -69,7 +69,7 @@ def test_bad_inputs_get_clear_4xx_and_server_keeps_serving(http):
         assert reply.status_code == 200 and reply.json()["done"] is False
     finally:
         http.post("/close", json={"id": session})
-    assert http.get("/health").json()["status"] == "ok"
+    assert http.get("/health").json()["status"] == "healthy"
 
 
 def test_closed_session_is_gone(http):

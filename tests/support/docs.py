@@ -8,8 +8,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).parents[2]
 PLACEHOLDER = "…"  # a line holding it is a pattern to fill in, not a command to run
+
+# The pages' commands bind the ports they name (36008, 8765, 8000, ...): the tests that run
+# them share one xdist worker, so two never bind one port at once.
+FIXED_PORTS = pytest.mark.xdist_group("fixed-ports")
 
 
 def bash_blocks(page: Path, *, after: str = "") -> list[str]:
@@ -35,3 +41,10 @@ def run_block(block: str, cwd: Path, *, timeout: float) -> subprocess.CompletedP
 
 def failure_text(run: subprocess.CompletedProcess[str]) -> str:
     return run.stdout[-2000:] + run.stderr[-3000:]
+
+
+def run_page(page: str, cwd: Path, *, timeout: float = 600) -> str:
+    """Run the first bash block of ``docs/<page>``; the stdout of its lines."""
+    run = run_block(bash_blocks(ROOT / "docs" / page)[0], cwd, timeout=timeout)
+    assert run.returncode == 0, f"{page}: {failure_text(run)}"
+    return run.stdout

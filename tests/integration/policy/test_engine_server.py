@@ -175,7 +175,7 @@ def test_ctrl_c_during_a_rollout_stops_the_engine(tiny_model, tmp_path):
         while process.poll() is None and time.monotonic() < deadline and not _busy(in_flight):
             time.sleep(0.1)  # until the rollout's first turns are in flight, each waiting 30 s
         process.send_signal(signal.SIGINT)  # what Ctrl-C sends: the engine has a group of its own
-        _, stderr = process.communicate(timeout=60)
+        _, stderr = process.communicate(timeout=120)
     finally:
         if process.poll() is None:
             process.kill()
@@ -184,7 +184,7 @@ def test_ctrl_c_during_a_rollout_stops_the_engine(tiny_model, tmp_path):
     assert not running(launch["pid"]) and not running(launch["child"])
 
 
-def wait_for_launch(log, process, timeout_s: float = 60) -> dict:
+def wait_for_launch(log, process, timeout_s: float = 180) -> dict:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline and process.poll() is None:
         if log.exists() and launches(log):

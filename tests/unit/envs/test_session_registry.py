@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from agentcli.envs.server import EVICTABLE_AFTER_S, HTTPError, ServeConfig, SessionRegistry
+from agentcli.envs.server import ServeConfig
+from agentcli.envs.sessions import EVICTABLE_AFTER_S, HTTPError, SessionRegistry
 from agentcli.envs.textcraft import SPEC
 
 
