@@ -126,4 +126,5 @@ SPEC = EnvSpec(
     item_meta=_item_meta,
     note=_note,
     serial_engine=True,
+    expert="searches what the episode has not shown",  # the first one knew where things were
 )
