@@ -131,7 +131,7 @@ def _wanted(world: World, goal: Signature) -> list[str]:
     if held is None:
         candidates = [t for t in world.of_kind(target) if t not in finished[place]]
         # ALFRED never starts a target where the task puts it, nor in the tool that changes it
-        unlikely = {destination, *(change[2:] if change else ())}
+        unlikely = {destination, change[2]} if change else {destination}
         return _fetch(world, candidates) or _search(world, target, unlikely=unlikely)
     if world.kind.get(held) != target or len(finished[place]) >= needed:
         return _put_away(world, held)
@@ -168,9 +168,9 @@ def _fetch(world: World, candidates: list[str]) -> list[str]:
 def _search(
     world: World, kind: str, *, likely: Iterable[str] = (), unlikely: Iterable[str] = ()
 ) -> list[str]:
-    """Look into the next unseen receptacle that can hold a ``kind``, in a fixed order: the one
-    the agent stands at, ``likely`` kinds first and ``unlikely`` last, then those seen by going
-    there before those that need opening, then by name."""
+    """Look into the next unseen receptacle that can hold a ``kind`` (or, given ``likely``, of
+    those kinds), in a fixed order: the one the agent stands at, ``unlikely`` kinds last, those
+    seen by going there before those that need opening, then by name."""
     likely, unlikely = set(likely), set(unlikely)
     if likely:  # a kind the rules place nowhere (a lamp): likely kinds, else anywhere
         spots = [r for r in world.unseen if world.kind.get(r) in likely] or list(world.unseen)
