@@ -337,6 +337,7 @@ class RolloutConfig(ItemSelection, EpisodeSettings):
                 **policy.model_dump(
                     include={"model_name", "max_new_tokens", "temperature", "seed"}
                 ),
+                **({"expert": spec.expert} if policy.kind == "oracle" else {}),
             },
         }
 

@@ -115,6 +115,9 @@ class EnvSpec:
     # the simulator runs one call at a time per process (alfworld's engine holds a process-wide
     # lock): a command given no --env-server starts one built-in server per core
     serial_engine: bool = False
+    # names the env's expert where its decisions changed (alfworld's searches what it has not
+    # seen): kept in the settings of records it makes, so that records of another are not resumed
+    expert: str | None = None
     # GET routes of AgentGym's server for the env beyond the common ones: path -> what a
     # session answers there (webshop's /available_actions, /instruction_text, /state)
     session_routes: dict[str, Callable[[Any], Any]] = field(default_factory=dict)

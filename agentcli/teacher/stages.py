@@ -25,7 +25,7 @@ from agentcli.common import END_ERROR
 from agentcli.config import CommandConfig, dump_config
 from agentcli.data.jsonl import append_records, done_ids, read_records, write_records
 from agentcli.data.records import Episode, PrivilegedState, Record, item_id
-from agentcli.envs.registry import EnvName
+from agentcli.envs.registry import EnvName, get_spec
 from agentcli.errors import AgentGymError, BudgetExceededError, FatalRunError, UsageError
 from agentcli.items import ItemSelection
 from agentcli.iterate.run_layout import RunLayout
@@ -95,7 +95,11 @@ class StageConfig(CommandConfig):
             "env": self.env,
             "teacher": {
                 "kind": teacher.kind,
-                **(teacher.model_dump(include=shaping) if teacher.is_llm else {}),
+                **(
+                    teacher.model_dump(include=shaping)
+                    if teacher.is_llm
+                    else {"expert": get_spec(self.env).expert}
+                ),
             },
             "inputs": {name: fingerprint(path) for name, path in self.inputs().items()},
         }
@@ -416,8 +420,6 @@ def _episodes_of(path: Path, env: str) -> list[Episode]:
 def _selected_indices(config: ExtractStateConfig) -> list[int]:
     if config.data is not None:
         return config.chosen(config.env, {})
-    from agentcli.envs.registry import get_spec
-
     spec = get_spec(config.env)
     if spec.load is None:
         raise UsageError(f"{config.env} has no simulator here to read tasks from: pass --demos")

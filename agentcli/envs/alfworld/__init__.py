@@ -2,7 +2,8 @@
 
 One module per job: ``generation`` writes problems from the wheel's data, ``games`` maps item
 indices to games (see its docstring and docs/environments/alfworld.md), ``expert`` decides the
-next action from the current facts, ``session`` plays games on the engine.
+next action from facts, ``sightings`` cuts them down to what the episode has shown, ``session``
+plays games on the engine.
 
 Observations are shaped as AgentGym's server shapes them, so trajectories are interchangeable.
 """
@@ -126,4 +127,5 @@ SPEC = EnvSpec(
     item_meta=_item_meta,
     note=_note,
     serial_engine=True,
+    expert="searches what the episode has not shown",  # the first one knew where things were
 )

@@ -1,11 +1,14 @@
-"""The ALFWorld expert: the next action, decided from the game's current facts alone.
+"""The ALFWorld expert: the next action, decided from a ``World`` of facts alone.
 
 TextWorld's planner replans the whole game on every step (minutes on a large kitchen). This
-expert reads where things are from the engine's facts and acts greedily: put down anything
-useless it holds, fetch the cheapest target (fewest go/open actions), give it the state change
-the task needs, and take it to the cheapest goal receptacle. Because it keeps no memory, it
-picks up from any state an agent's detours leave (a wrong object in hand, a target moved or
-closed in), and asking changes nothing.
+expert reads where things are from the facts and acts greedily: put down anything useless it
+holds, fetch the cheapest target (fewest go/open actions), give it the state change the task
+needs, and take it to the cheapest goal receptacle. Given every fact of the game it is
+omniscient (it walks straight to a target no observation has shown); given only what the
+agent has seen (``sightings.known_world``), it searches the receptacles it has not looked
+into, in a fixed order, for what it does not know the place of. Because it keeps no memory
+of its own, it picks up from any state an agent's detours leave (a wrong object in hand, a
+target moved or closed in), and asking changes nothing.
 """
 
 from __future__ import annotations
@@ -14,7 +17,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentcli.envs.alfworld import generation
 from agentcli.envs.alfworld.generation import Signature
+
+LAMP_STANDS = tuple(kind.lower() for kind in generation.LAMP_STANDS)  # searched for a lamp
 
 # The state a task needs, the fact that records it and the receptacle type that gives it.
 STATE_CHANGES = {
@@ -37,6 +43,8 @@ class World:
     opened: set[str] = field(default_factory=set)
     states: dict[str, set[str]] = field(default_factory=dict)  # object -> {"isclean", ...}
     fits: set[tuple[str, str]] = field(default_factory=set)  # (receptacle kind, object kind)
+    # Receptacles whose contents the expert does not know: searched for what it cannot place.
+    unseen: set[str] = field(default_factory=set)
 
     @classmethod
     def from_facts(cls, facts: Iterable[Any]) -> World:
@@ -93,12 +101,12 @@ def _wanted(world: World, goal: Signature) -> list[str]:
     held = world.held
     if goal.task_type == "look_at_obj_in_light":
         if held is None:
-            return _fetch(world, world.of_kind(target))
+            return _fetch(world, world.of_kind(target)) or _search(world, target)
         if world.kind.get(held) != target:
             return _put_away(world, held)
         lamps = [lamp for lamp in world.of_kind(destination) if lamp in world.inside]
         if not lamps:
-            return []
+            return _search(world, destination, likely=LAMP_STANDS)
         lamp = min(lamps, key=lambda lamp: world.reach_cost(world.inside[lamp]))
         stand = world.inside[lamp]
         if world.location[stand] != world.here:
@@ -121,7 +129,10 @@ def _wanted(world: World, goal: Signature) -> list[str]:
     }
     place = min(places, key=lambda p: (-len(finished[p]), world.reach_cost(p), natural_key(p)))
     if held is None:
-        return _fetch(world, [t for t in world.of_kind(target) if t not in finished[place]])
+        candidates = [t for t in world.of_kind(target) if t not in finished[place]]
+        # ALFRED never starts a target where the task puts it, nor in the tool that changes it
+        unlikely = {destination, change[2]} if change else {destination}
+        return _fetch(world, candidates) or _search(world, target, unlikely=unlikely)
     if world.kind.get(held) != target or len(finished[place]) >= needed:
         return _put_away(world, held)
     if change and change[1] not in world.states.get(held, set()):
@@ -152,6 +163,33 @@ def _fetch(world: World, candidates: list[str]) -> list[str]:
     if world.closed(where):
         return [f"open {where}"]
     return [f"take {thing} from {where}"]
+
+
+def _search(
+    world: World, kind: str, *, likely: Iterable[str] = (), unlikely: Iterable[str] = ()
+) -> list[str]:
+    """Look into the next unseen receptacle that can hold a ``kind`` (or, given ``likely``, of
+    those kinds), in a fixed order: the one the agent stands at, ``unlikely`` kinds last, those
+    seen by going there before those that need opening, then by name."""
+    likely, unlikely = set(likely), set(unlikely)
+    if likely:  # a kind the rules place nowhere (a lamp): likely kinds, else anywhere
+        spots = [r for r in world.unseen if world.kind.get(r) in likely] or list(world.unseen)
+    else:
+        spots = [r for r in world.unseen if (world.kind.get(r), kind) in world.fits]
+    if not spots:
+        return []
+    spot = min(
+        spots,
+        key=lambda r: (
+            world.location[r] != world.here,
+            world.kind.get(r) in unlikely,
+            r in world.openable,
+            natural_key(r),
+        ),
+    )
+    if world.location[spot] != world.here:
+        return [f"go to {spot}"]
+    return [f"open {spot}"] if world.closed(spot) else [f"examine {spot}"]
 
 
 def _put(world: World, thing: str, place: str) -> list[str]:

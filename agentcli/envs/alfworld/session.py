@@ -8,7 +8,13 @@ import threading
 from typing import Any
 
 from agentcli.envs.actions import explain_by_verb
-from agentcli.envs.alfworld import expert, generation, textworld_speedups, translations
+from agentcli.envs.alfworld import (
+    expert,
+    generation,
+    sightings,
+    textworld_speedups,
+    translations,
+)
 from agentcli.envs.alfworld.games import Game, GameCatalog
 from agentcli.envs.base import PromptStyle, Transition
 from agentcli.errors import UsageError
@@ -90,11 +96,15 @@ def _reset_observation(feedback: str) -> str:
     return "\n".join(feedback.split("\n\n")[1:])
 
 
-def expert_action(state: Any, game: Game) -> str | None:
-    """The expert's next action in engine state ``state``, or None once the game is won."""
+def expert_action(state: Any, game: Game, seen: set[str] | None = None) -> str | None:
+    """The expert's next action in engine state ``state``, or None once the game is won: as
+    an agent that has looked into the receptacles ``seen`` could decide it, or, without
+    ``seen``, knowing where everything is."""
     if state["won"]:
         return None
     world = expert.World.from_facts(state["facts"])
+    if seen is not None:
+        world = sightings.known_world(world, seen)
     return expert.next_action(world, game.signature, state["admissible_commands"])
 
 
@@ -105,6 +115,7 @@ class AlfworldSession:
         self._state: Any = None
         self._game: Game | None = None
         self._task = ""
+        self._seen: set[str] = set()  # receptacles whose contents the episode has shown
 
     def reset(self, index: int) -> Transition:
         if self._engine is None:
@@ -114,6 +125,7 @@ class AlfworldSession:
         self._state = self._engine.start(self._catalog.game_data(game))
         self._game = game
         self._task = _task_sentence(self._state["feedback"])
+        self._seen = set()
         return Transition(
             observation=_reset_observation(self._state["feedback"]),
             available_actions=list(self._state["admissible_commands"]),
@@ -124,6 +136,9 @@ class AlfworldSession:
         if self._state is None:
             raise UsageError("reset the alfworld session to an item before stepping")
         self._state = self._engine.step(action)
+        shown = sightings.seen_after(action, expert.World.from_facts(self._state["facts"]))
+        if shown:
+            self._seen.add(shown)
         won = bool(self._state["won"])
         return Transition(
             observation=_ARRIVAL_LOCATION.sub("", self._state["feedback"]),
@@ -135,10 +150,11 @@ class AlfworldSession:
         )
 
     def expert_action(self) -> str | None:
-        """The expert's next action, decided from the current facts."""
+        """The expert's next action, decided from what the episode has shown so far (it
+        searches for what it has not seen; docs/environments/alfworld.md)."""
         if self._state is None:
             return None
-        return expert_action(self._state, self._game)
+        return expert_action(self._state, self._game, self._seen)
 
     def explain(self, action: str) -> str:
         """The task, then what the expert's next action does for it, by its verb."""
@@ -165,7 +181,8 @@ class AlfworldEnvironment:
 
     def privileged_state(self, index: int) -> str:
         """The task, what every receptacle holds at the start, and the expert's full plan
-        (played out on the engine from the start)."""
+        knowing all that (played out on the engine from the start): the teacher's privilege,
+        so it is the shortest plan, not the search an agent must make."""
         game = self.catalog.game(index)
         engine = _take_engine()
         try:
