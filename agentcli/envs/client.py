@@ -40,6 +40,13 @@ BOOT_HEADER = "x-agentgym-boot"
 # (sciworld's take ~1.3 s): a Ctrl-C during a create never hangs on a stuck server.
 CANCELLED_CREATE_WAIT_S = 10.0
 _RETRYABLE = (httpx.ConnectError, httpx.ConnectTimeout, httpx.RemoteProtocolError)
+# A connection that drops while a request is on it (reset by the server, or by anything
+# between): the request may or may not have been played.
+_DROPPED = (httpx.ReadError, httpx.WriteError)
+# Below uvicorn's keep-alive timeout (5 s, which AgentGym's servers and ours keep): a client
+# that reuses a connection as the server closes it for idleness gets it reset mid-request,
+# which a loaded machine, where a session waits long on its model, makes frequent.
+KEEPALIVE_EXPIRY_S = 3.0
 
 
 class SessionLostError(EnvServerError):
@@ -82,7 +89,10 @@ class EnvClient:
     def connection(self) -> httpx.AsyncClient:
         """A keep-alive connection to the server; ``aclose`` closes those still open."""
         http = httpx.AsyncClient(
-            base_url=self.base_url, timeout=self.timeout_s, verify=_tls_context()
+            base_url=self.base_url,
+            timeout=self.timeout_s,
+            limits=httpx.Limits(keepalive_expiry=KEEPALIVE_EXPIRY_S),
+            verify=_tls_context(),
         )
         self._connections.add(http)
         return http
@@ -117,6 +127,19 @@ class EnvClient:
                         f"({type(exc).__name__}); start one with `agentgym env serve {self.env}` "
                         "or check --env-server"
                     ) from exc
+            except _DROPPED as exc:
+                if _is_session_call(path):
+                    # Whether the call was played is unknown: the session replays its actions
+                    # on a new one (SessionLostError), which holds whatever happened.
+                    raise SessionLostError(
+                        f"the connection dropped during {method} {path} ({type(exc).__name__})",
+                        restarted=False,
+                    ) from exc
+                if attempt == self.retries:
+                    raise UnreachableError(
+                        f"the {self.env} server at {self.base_url} kept dropping the connection"
+                        f" ({type(exc).__name__}); check its log and the network in between"
+                    ) from exc
             except httpx.TimeoutException as exc:
                 raise EnvServerError(
                     f"the {self.env} server at {self.base_url} did not answer {method} {path} "
@@ -149,8 +172,7 @@ class EnvClient:
             raise MissingRouteError(
                 f"the {self.env} server at {self.base_url} has no {method} {path}"
             )
-        session_call = path not in ("/create", "/tasks", "/privileged")
-        if session_call and (response.status_code == 404 or restarted):
+        if _is_session_call(path) and (response.status_code == 404 or restarted):
             message = f"server restarted (boot id {boot})" if restarted else error
             raise SessionLostError(message, restarted=restarted)
         if response.status_code >= 400 or error is not None:
@@ -348,6 +370,10 @@ class RemoteSession:
             for action in self.actions:
                 await self._step(action)
             return await call()
+
+
+def _is_session_call(path: str) -> bool:
+    return path not in ("/create", "/tasks", "/privileged")
 
 
 @functools.cache

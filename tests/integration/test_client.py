@@ -6,9 +6,10 @@ import asyncio
 
 import pytest
 
-from agentcli.envs.client import EnvClient
+from agentcli.envs.client import KEEPALIVE_EXPIRY_S, EnvClient
 from agentcli.errors import EnvServerError, UnreachableError
 from tests.support.agentgym_style_server import agentgym_style_server
+from tests.support.dropping_proxy import dropping_proxy
 from tests.support.servers import free_port, running_server
 
 
@@ -36,6 +37,39 @@ def test_client_recovers_a_session_after_the_server_restarts(caplog):
     assert before == after  # the replayed state is the state the session had
     assert success
     assert "replaying 2 actions" in caplog.text
+
+
+def test_a_connection_reset_mid_step_replays_the_session_and_the_episode_goes_on(caplog):
+    port = free_port()
+
+    async def scenario(url: str) -> tuple[bool, list[str]]:
+        async with EnvClient(url, "textcraft") as client:
+            await client.wait_until_ready()
+            session = await client.open()
+            await session.reset(7)
+            observations = []
+            transition = await session.step(await session.expert_action())
+            while not transition.done:
+                observations.append(transition.observation)
+                transition = await session.step(await session.expert_action())
+            return transition.success, observations
+
+    with running_server("textcraft", port=port):
+        with (
+            dropping_proxy(port, drop=b"POST /step", nth={2}) as url,
+            caplog.at_level("WARNING", logger="agentgym.client"),
+        ):
+            dropped = asyncio.run(scenario(url))
+        undisturbed = asyncio.run(scenario(f"http://127.0.0.1:{port}"))
+    assert dropped == undisturbed and dropped[0]  # the same episode, won
+    assert "connection dropped during POST /step (ReadError)" in caplog.text
+    assert "replaying 1 actions" in caplog.text
+
+
+def test_connections_expire_before_the_servers_close_them_for_idleness():
+    import uvicorn
+
+    assert uvicorn.Config(app=None).timeout_keep_alive > KEEPALIVE_EXPIRY_S
 
 
 def test_client_drives_an_agentgym_style_server_and_reads_its_errors():
