@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentcli.errors import EnvUnavailableError, UsageError
+from agentcli.errors import UsageError
 from agentcli.train import launch, worker
 from agentcli.train.config import TrainConfig
 from agentcli.train.run import CheckpointEvaluator, EpisodePlayer, TrainSummary
@@ -58,7 +58,7 @@ def check_eval_can_run(config: TrainConfig) -> None:
     is there; one line otherwise."""
     if not config.eval.enabled:
         return
-    from agentcli.envs.registry import get_spec
+    from agentcli.envs.registry import RUN_A_SERVER, get_spec, require_simulator
 
     assert config.env is not None and config.eval.items is not None  # TrainConfig checks it
     spec = get_spec(config.env)  # an unknown name is one line with the closest known one
@@ -66,15 +66,7 @@ def check_eval_can_run(config: TrainConfig) -> None:
         raise UsageError(f"--eval-items {config.eval.items}: no such file; check the path")
     if config.eval.env_server:
         return
-    if spec.load is None:
-        raise UsageError(
-            f"{spec.name} has no built-in server for the eval: run one and pass --env-server URL"
-        )
-    reason = spec.missing()
-    if reason:
-        raise EnvUnavailableError(
-            f"{spec.name} cannot run here for the eval: {reason} (or pass --env-server URL)"
-        )
+    require_simulator(spec, otherwise=f"{RUN_A_SERVER} for the eval")
 
 
 def episode_player(config: TrainConfig) -> EpisodePlayer | None:
@@ -100,17 +92,10 @@ def check_envs_can_run(config: TrainConfig) -> None:
     """grpo's environments exist and run here (or a server is given); one line otherwise."""
     if config.method != "grpo" or config.grpo.env_server:
         return
-    from agentcli.envs.registry import get_spec
+    from agentcli.envs.registry import RUN_A_SERVER, get_spec, require_simulator
 
     for env in config.grpo.envs:
-        spec = get_spec(env)
-        if spec.load is None:
-            raise UsageError(
-                f"{spec.name} has no built-in server: run one and pass --env-server URL"
-            )
-        reason = spec.missing()
-        if reason:
-            raise EnvUnavailableError(f"{spec.name} cannot run here: {reason}")
+        require_simulator(get_spec(env), otherwise=RUN_A_SERVER)
 
 
 def train(config: TrainConfig) -> TrainSummary:

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from agentcli.common import die_with_parent, free_port, wait_until_answering
 from agentcli.envs.base import EnvSpec
-from agentcli.errors import EnvServerError, EnvUnavailableError, UsageError
+from agentcli.envs.registry import RUN_A_SERVER, require_simulator
+from agentcli.errors import EnvServerError
 
 log = logging.getLogger("agentgym.launcher")
 
@@ -83,11 +84,7 @@ def env_servers(spec: EnvSpec, urls: list[str]) -> Iterator[list[str]]:
     if urls:
         yield urls
         return
-    if spec.load is None:
-        raise UsageError(f"{spec.name} has no built-in server: run one and pass --env-server URL")
-    reason = spec.missing()
-    if reason:
-        raise EnvUnavailableError(f"{spec.name} cannot run here: {reason}")
+    require_simulator(spec, otherwise=RUN_A_SERVER)
     count = builtin_server_count(spec)
     logs = [
         Path(tempfile.gettempdir()) / f"agentgym-{spec.name}-server-{os.getpid()}-{n}.log"

@@ -10,7 +10,7 @@ from pydantic import AfterValidator
 
 from agentcli.envs import alfworld, babyai, sciworld, textcraft, webarena, webshop
 from agentcli.envs.base import EnvSpec
-from agentcli.errors import AgentGymError, UsageError
+from agentcli.errors import AgentGymError, EnvUnavailableError, UsageError
 
 BUILT_IN = (
     textcraft.SPEC,
@@ -59,6 +59,19 @@ def known_splits(spec: EnvSpec, url: str) -> dict[str, list[int]]:
             f" are not known here ({reason}): pass --data FILE, an AgentGym JSON of item ids"
         )
     return spec.load().splits()
+
+
+RUN_A_SERVER = "run one and pass --env-server URL"
+
+
+def require_simulator(spec: EnvSpec, *, otherwise: str) -> None:
+    """Refuse, in one line, to run ``spec``'s simulator here: agentgym has only a client for it
+    (``otherwise`` says what to do instead), or this machine lacks what it needs."""
+    if spec.load is None:
+        raise UsageError(f"agentgym has only a client for {spec.name}: {otherwise}")
+    reason = spec.missing()
+    if reason:
+        raise EnvUnavailableError(f"{spec.name} cannot run here: {reason}")
 
 
 @dataclass(frozen=True)

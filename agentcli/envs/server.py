@@ -36,7 +36,7 @@ from agentcli.envs.protocol import (
     detail_after_reset,
     payload,
 )
-from agentcli.envs.registry import get_spec
+from agentcli.envs.registry import get_spec, require_simulator
 from agentcli.envs.renamed_wire import RenamedWire, replaying
 from agentcli.envs.sessions import HTTPError, SessionRegistry, Slot, run_locked
 from agentcli.errors import (
@@ -419,13 +419,7 @@ def serve(config: ServeConfig) -> None:
     import uvicorn
 
     spec = get_spec(config.env)
-    if spec.load is None:
-        raise UsageError(
-            f"agentgym has only a client for {spec.name}, no server: it needs {spec.requires}"
-        )
-    reason = spec.missing()
-    if reason:
-        raise EnvUnavailableError(f"{spec.name} cannot run here: {reason}")
+    require_simulator(spec, otherwise=f"no server; it needs {spec.requires}")
     port = config.port or spec.default_port
     _check_port_free(config.host, port)
     uvicorn.run(

@@ -40,8 +40,8 @@ from agentcli.data.records import item_id, parse_item_id
 from agentcli.envs.base import Session, Transition
 from agentcli.envs.client import EnvClient, RemoteSession
 from agentcli.envs.protocol import WIRE_FORMATS, WireFormat, as_received
-from agentcli.envs.registry import get_spec
-from agentcli.errors import EnvUnavailableError, UsageError
+from agentcli.envs.registry import get_spec, require_simulator
+from agentcli.errors import UsageError
 
 EPISODE_OVER = "The episode is over: no more actions are taken."
 NO_TURNS_LEFT = "No turns are left: the episode ended without reaching its goal."
@@ -171,11 +171,7 @@ def _check_view(view: StudentView) -> None:
 
 def _in_process(env: str, style: PromptStyle) -> Callable[[], _Session]:
     spec = get_spec(env)
-    if spec.load is None:
-        raise UsageError(f"agentgym has only a client for {env}: pass server=URL of a {env} server")
-    reason = spec.missing()
-    if reason:
-        raise EnvUnavailableError(f"{env} cannot run here: {reason}")
+    require_simulator(spec, otherwise=f"pass server=URL of a {env} server")
     environment = spec.load()
     wire = WIRE_FORMATS[spec.wire]
     return lambda: _InProcessSession(environment.open_session(style), wire)

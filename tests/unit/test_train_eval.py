@@ -32,7 +32,9 @@ def test_no_eval_asked_builds_no_evaluator(tmp_path):
 
 def test_an_eval_env_without_built_in_server_needs_one_before_training(tmp_path, monkeypatch):
     env = register_client_only_env(monkeypatch)
-    with pytest.raises(UsageError, match="no built-in server for the eval"):
+    with pytest.raises(
+        UsageError, match="only a client for .*: run one and pass --env-server URL for the eval"
+    ):
         train_eval.check_eval_can_run(config_for(tmp_path, env))
     train_eval.check_eval_can_run(config_for(tmp_path, env, env_server=["http://h:1"]))
 
