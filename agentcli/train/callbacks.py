@@ -25,8 +25,8 @@ log = logging.getLogger("agentgym.train")
 
 class ProgressBar(TrainerCallback):
     """A bar on stderr (rank 0) with the loss (grpo: and the mean episode reward), tokens/s
-    and the ETA; where stderr is not a
-    terminal, a log line instead at each logging step and at least every ``HEARTBEAT_S``."""
+    and the ETA; where stderr is not a terminal, a log line instead at each logging step and
+    at least every ``HEARTBEAT_S``."""
 
     HEARTBEAT_S = 30.0
 

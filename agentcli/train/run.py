@@ -8,8 +8,8 @@ import logging
 import sys
 import time
 import warnings
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, redirect_stdout
+from collections.abc import Sequence
+from contextlib import closing, nullcontext, redirect_stdout
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -107,15 +107,6 @@ def build_trainer(config: TrainConfig, play: EpisodePlayer | None = None) -> Any
     return build_sft_trainer(config, model, tokenizer)
 
 
-@contextmanager
-def closing_player(play: EpisodePlayer | None) -> Iterator[None]:
-    try:
-        yield
-    finally:
-        if play is not None:
-            play.close()
-
-
 def last_checkpoint(config: TrainConfig) -> str | None:
     """The newest whole checkpoint. The trainer writes ``trainer_state.json`` last, so a run
     killed while saving leaves a folder without it, which resuming must pass over."""
@@ -163,7 +154,7 @@ def run_training(
         no_progress_bars(),
         tracker_environment(config),
         redirect_stdout(sys.stderr),
-        closing_player(play),
+        closing(play) if play is not None else nullcontext(),
     ):
         trainer = build_trainer(config, play)
         trainer.remove_callback(PrinterCallback)  # ProgressBar shows the logs, on rank 0 only

@@ -136,7 +136,7 @@ class AlfworldSession:
         if self._state is None:
             raise UsageError("reset the alfworld session to an item before stepping")
         self._state = self._engine.step(action)
-        shown = sightings.seen_after(action, expert.World.from_facts(self._state["facts"]))
+        shown = sightings.seen_after(action, self._state["facts"])
         if shown:
             self._seen.add(shown)
         won = bool(self._state["won"])

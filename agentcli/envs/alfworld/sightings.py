@@ -10,18 +10,22 @@ fits where) and which receptacles open are the world's rules, known to any agent
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
+from typing import Any
 
 from agentcli.envs.alfworld.expert import World
 
 _LOOKING = ("go to ", "open ", "examine ")  # the actions that show a receptacle's contents
 
 
-def seen_after(action: str, world: World) -> str | None:
-    """The receptacle whose contents ``action`` showed, given the ``world`` it led to."""
+def seen_after(action: str, facts: Iterable[Any]) -> str | None:
+    """The receptacle whose contents ``action`` showed, given the ``facts`` it led to (read
+    only after a looking action: most steps are not one)."""
     for verb in _LOOKING:
         if action.startswith(verb):
             receptacle = action[len(verb) :].strip()
+            world = World.from_facts(facts)
             shown = (
                 receptacle in world.location
                 and world.location[receptacle] == world.here
