@@ -8,9 +8,11 @@ left-padded to one width and their caches placed at the same offsets, cut at the
 *start*: the first position that some continuing row has not cached. The decode loop
 (``agentcli.policy.decode``) then encodes every row from the start on in one batched forward
 (a row cached past the start recomputes a few tokens, which is cheaper than a forward of its
-own). An episode's first turn borrows the cache of a recent episode for the start they share
-(the env's instruction); only rows with no cache at all go through the model alone first, up
-to the start.
+own). A prompt that continues no kept turn borrows the cache of the kept turn it shares the
+longest start with: an episode's first turn, another episode's (the env's instruction); a
+windowed view's later turn (single-prompt, ``history_steps``), its own episode's last turn
+(the first observation stays in view while the window slides). Rows with too little cached go
+through the model alone first, up to the start.
 
 The kept prompts spare the tokenizer too: a conversation's text is encoded from where its
 episode's last prompt was known to end (``encoded_start``).
@@ -26,9 +28,6 @@ from agentcli.policy import compat
 
 if TYPE_CHECKING:
     import torch
-
-# A new episode looks for the start it shares with another among this many recent turns.
-PREFIX_CANDIDATES = 4
 
 Layers = compat.KeysValues  # an episode's: (keys, values) of [1, heads, tokens, dim] per layer
 
@@ -136,18 +135,19 @@ class KeptCaches:
         how many of its leading tokens apply (a prompt's last token is always encoded anew).
 
         The reply as generated and as the chat template re-renders it may differ, so only
-        the tokens the two have in common are reused. A new episode borrows the cache of a
-        recent one for the start they share (the env's instruction, typically); that cache
-        stays kept for its own episode.
+        the tokens the two have in common are reused. Any other prompt borrows the cache of
+        the kept turn it shares the longest start with (the most recent among equals); that
+        cache stays kept for its own episode.
         """
         for key, turn in reversed(self._turns.items()):
             if token_ids[: turn.prompt_length] == turn.token_ids[: turn.prompt_length]:
                 del self._turns[key]
                 common = common_prefix_length(turn.token_ids, token_ids)
                 return turn.layers, min(common, len(token_ids) - 1)
-        recent = list(self._turns.values())[-PREFIX_CANDIDATES:]
-        shared = [(common_prefix_length(t.token_ids, token_ids), t.layers) for t in recent]
-        common, layers = max(shared, key=lambda pair: pair[0], default=(0, None))
+        shared = [
+            (common_prefix_length(t.token_ids, token_ids), t.layers) for t in self._turns.values()
+        ]
+        common, layers = max(reversed(shared), key=lambda pair: pair[0], default=(0, None))
         return (layers, min(common, len(token_ids) - 1)) if common else (None, 0)
 
     def _prefill(
@@ -226,9 +226,13 @@ def _batched_start(pads: list[int], reused: list[int]) -> int:
 
 
 def common_prefix_length(first: list[int], second: list[int]) -> int:
-    length = 0
-    for a, b in zip(first, second, strict=False):  # up to the shorter
-        if a != b:
-            break
-        length += 1
-    return length
+    """How many leading tokens the two have in common: a binary search over slices, which
+    compare in C (``_take`` measures a prompt against every kept turn)."""
+    low, high = 0, min(len(first), len(second))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if first[:middle] == second[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low

@@ -9,8 +9,8 @@ import time
 import pytest
 import torch
 
-from agentcli.conversation import cut_after_action
-from agentcli.data.records import ChatMessage
+from agentcli.conversation import Opening, StudentView, cut_after_action, student_messages
+from agentcli.data.records import ChatMessage, Step
 from agentcli.errors import ModelUnavailableError
 from agentcli.policy import decode
 from agentcli.policy.local import LocalModelPolicy, batcher
@@ -240,6 +240,39 @@ def test_a_turn_that_rewrites_the_conversation_answers_as_without_the_cache(tiny
     without_cache = fresh.generate(windowed)
     assert [r.text for r in with_cache] == [r.text for r in without_cache]
     assert [r.prompt_tokens for r in with_cache] == [r.prompt_tokens for r in without_cache]
+
+
+def test_a_sliding_window_reuses_its_episode_s_first_observation(tiny_model):
+    """In the single-prompt view a prompt is no extension of the last (the window slides), but
+    it starts as its episode's last prompt did, with the first observation: that start is
+    encoded once, and the replies are as without the cache."""
+    view = StudentView(format="single-prompt", history_steps=1, instruction=False)
+    opening = Opening("")
+    goals = ("stick", "bowl", "door", "boat", "chest", "sign")  # more episodes than a batch
+    firsts = [f"Goal: craft {goal}." + " Inventory: oak planks." * 8 for goal in goals]
+    later = ["You got it.", "Nothing happens.", "You got it again."]
+
+    def turn(number: int) -> list[list[ChatMessage]]:
+        return [
+            student_messages(
+                opening,
+                [Step(observation=first, action="get 1 oak log")] * number,
+                later[number - 1] if number else first,
+                view,
+            )
+            for first in firsts
+        ]
+
+    policy = LocalModelPolicy(tiny_model, max_new_tokens=MAX_NEW_TOKENS, batch_size=len(goals))
+    for number in range(len(later) + 1):
+        encoded_before = policy.prefill_tokens
+        with_cache = policy.generate(turn(number))
+        fresh = LocalModelPolicy(tiny_model, max_new_tokens=MAX_NEW_TOKENS, batch_size=len(goals))
+        without_cache = fresh.generate(turn(number))
+        assert [r.text for r in with_cache] == [r.text for r in without_cache]
+    first_observation = len(policy.tokenizer(firsts[0])["input_ids"])
+    prompts = sum(r.prompt_tokens for r in with_cache)
+    assert policy.prefill_tokens - encoded_before <= prompts - len(firsts) * first_observation
 
 
 def test_a_later_turn_encodes_only_the_text_added_since_its_episode_s_last_prompt(tiny_model):
