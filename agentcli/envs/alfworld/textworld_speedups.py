@@ -1,5 +1,5 @@
-"""Two costs TextWorld's PDDL text generation pays on every step, removed without changing a
-character of its output.
+"""Three costs TextWorld's PDDL engine pays on every step, removed without changing a character
+of its output.
 
 TextWorld words each step (the feedback and the text of every admissible command) by deriving
 grammar strings. Per step, on a generated kitchen, it spent ~60 % of its time re-parsing the
@@ -10,8 +10,14 @@ Memoizing the parses and copying the bindings' dicts instead of their values mad
 ~20x faster (110 ms -> 6 ms median) with byte-identical text, which the tests check against
 TextWorld's own functions over whole episodes.
 
-TextWorld calls both functions by module attribute, so replacing the attributes is enough;
-``install`` does it once per process, and fails loudly if TextWorld's names move.
+A command that is not admissible changes nothing ("Nothing happens."), yet TextWorld derives
+the unchanged state's infos again (~35 ms on a generated kitchen): they are the previous
+state's, so they are taken from it. A student that has not learned the game sends such
+commands most turns, for 30 rounds.
+
+TextWorld calls the text functions by module attribute and ``_gather_infos`` as a method, so
+replacing the attributes is enough; ``install`` does it once per process, and fails loudly if
+TextWorld's names move.
 """
 
 from __future__ import annotations
@@ -23,10 +29,16 @@ from typing import Any
 # Distinct strings are bounded by the grammar and the domain (a few hundred); the bound only
 # guards against a game that writes unusual templates.
 PARSES_KEPT = 4096
+# What PddlEnv._gather_infos writes into a state, all of it a function of the game's state.
+GATHERED_INFOS = (
+    "command_templates", "won", "lost", "_entity_infos", "_facts", "facts", "last_action",
+    "_last_action", "_valid_actions", "_valid_commands", "admissible_commands", "moves",
+    "policy_commands",
+)  # fmt: skip
 
 
 def install() -> None:
-    from textworld.envs.pddl import textgen
+    from textworld.envs.pddl import PddlEnv, textgen
     from textworld.logic import Rule
 
     if getattr(textgen, "_agentgym_speedups", False):
@@ -43,6 +55,7 @@ def install() -> None:
     Rule.parse_conjunctive_query = classmethod(
         lru_cache(maxsize=PARSES_KEPT)(Rule.parse_conjunctive_query.__func__)
     )
+    PddlEnv._gather_infos = _infos_kept_when_nothing_happened(PddlEnv._gather_infos)
     textgen._agentgym_speedups = True
 
 
@@ -56,3 +69,16 @@ def copy_context(context: dict[str, Any]) -> dict[str, Any]:
         "mapping": dict(context["mapping"]),
         "entity_infos": context["entity_infos"],
     }
+
+
+def _infos_kept_when_nothing_happened(gather_infos: Any) -> Any:
+    def gather_or_keep(env: Any) -> None:
+        # step() found no action for the command: the state is the previous state
+        if env._last_action is None and env.prev_state is not None:
+            for key in GATHERED_INFOS:
+                if key in env.prev_state:
+                    env.state[key] = copy.copy(env.prev_state[key])
+            return
+        gather_infos(env)
+
+    return gather_or_keep

@@ -41,7 +41,8 @@ for index in [*env.splits()["builtin"], 2420]:
     while not transition.done:
         action = session.expert_action()
         transition = session.step(action)
-        out.append([action, transition.observation, transition.available_actions])
+        expert = session.expert_action()  # decided from the state's facts and the sightings
+        out.append([action, transition.observation, transition.available_actions, expert])
     session.close()
     out.append(env.privileged_state(index))
 catalog = env.catalog
@@ -122,10 +123,14 @@ for index in (0, 100_003, 200_001):
     session = env.open_session()
     transition = session.reset(index)
     out.append([transition.observation, transition.available_actions])
-    for _ in range(25):
-        action = rng.choice(transition.available_actions)
+    action = "look"
+    for turn in range(25):
+        # every third command is not admissible (nothing happens): a repeat, or no such place
+        admissible = transition.available_actions
+        action = rng.choice(admissible if turn % 3 else [action, "go to nowhere 1"])
         transition = session.step(action)
-        out.append([action, transition.observation, transition.available_actions])
+        expert = session.expert_action()  # decided from the state's facts and the sightings
+        out.append([action, transition.observation, transition.available_actions, expert])
     session.close()
 print(json.dumps(out))
 """
