@@ -1,7 +1,10 @@
 """fast-downward's PDDL translations of ALFWorld problems, kept in memory and on disk.
 
 TextWorld translates a game's problem twice on every load (plain, and optimised for
-replanning), ~0.45 s each on a generated kitchen: about 90 % of a reset. A LEAP run plays the
+replanning), ~0.45 s each on a generated kitchen: about 90 % of a reset. The second serves
+only its planner, which our engines never run (the expert decides from facts): loads made
+``without_replanning()`` give the plain translation in its place, so a new item translates
+once. A LEAP run plays the
 same items again and again — the expert's privileged state, a correction replaying the
 student's steps, the three evals of the same test items (iteration 0, the control, iteration
 1), each stage in its own server process — so translations are kept on disk, where reading one
@@ -20,7 +23,10 @@ import logging
 import os
 import pickle
 import tempfile
+import threading
 import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -30,6 +36,7 @@ log = logging.getLogger("agentgym.alfworld")
 MEMORY_KEPT = 32
 DISK_KEPT = 20_000  # translations, two an item: ~1 GB at most
 _PRUNE_EVERY = 500  # writes between two checks of the store's size
+_loading = threading.local()  # .replanning: False while an engine that never replans loads
 
 
 def cache_dir() -> Path:
@@ -42,7 +49,7 @@ def install() -> None:
     done once per process."""
     import fast_downward
 
-    if hasattr(fast_downward.pddl2sas, "cache_info"):
+    if getattr(fast_downward, "_agentgym_translations", False):
         return
     store = DiskStore(cache_dir(), version=importlib.metadata.version("fast_downward_textworld"))
     translate = fast_downward.pddl2sas
@@ -56,7 +63,24 @@ def install() -> None:
             store.put(key, translation)
         return translation
 
-    fast_downward.pddl2sas = cached
+    def pddl2sas(domain: str, problem: str, verbose: bool = False, optimize: bool = False) -> Any:
+        # without TextWorld's planner, its copy of the task need not be the optimised one
+        replanning = getattr(_loading, "replanning", True)
+        return cached(domain, problem, verbose, optimize and replanning)
+
+    fast_downward.pddl2sas = pddl2sas
+    fast_downward._agentgym_translations = True
+
+
+@contextmanager
+def without_replanning() -> Iterator[None]:
+    """Loads in this block are for engines that never ask TextWorld's planner for a plan
+    (``policy_commands``): they translate each problem once."""
+    _loading.replanning = False
+    try:
+        yield
+    finally:
+        _loading.replanning = True
 
 
 class DiskStore:

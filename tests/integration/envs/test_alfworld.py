@@ -144,7 +144,8 @@ def test_text_generation_speedups_and_stored_translations_leave_every_character_
     )
     assert sped_up == plain
     assert len(json.loads(plain)) == 3 * 26
-    assert len(list(translations.cache_dir().iterdir())) == 3 * 2  # plain and for replanning
+    # one translation an item: its engine never replans, so the one for replanning is not made
+    assert len(list(translations.cache_dir().iterdir())) == 3
 
 
 def test_a_command_given_no_server_starts_one_alfworld_server_per_core(monkeypatch):
