@@ -1,5 +1,5 @@
-"""Three costs TextWorld's PDDL engine pays on every step, removed without changing a character
-of its output.
+"""Costs TextWorld's PDDL engine pays on every step and load, removed without changing a
+character of its output.
 
 TextWorld words each step (the feedback and the text of every admissible command) by deriving
 grammar strings. Per step, on a generated kitchen, it spent ~60 % of its time re-parsing the
@@ -10,14 +10,18 @@ Memoizing the parses and copying the bindings' dicts instead of their values mad
 ~20x faster (110 ms -> 6 ms median) with byte-identical text, which the tests check against
 TextWorld's own functions over whole episodes.
 
+Each load parsed the game's grammar and action templates with tatsu again (~0.27 s, half of
+a reset whose translation is stored): games share them, so the parse is memoized too (a copy
+takes ~6 ms).
+
 A command that is not admissible changes nothing ("Nothing happens."), yet TextWorld derives
 the unchanged state's infos again (~35 ms on a generated kitchen): they are the previous
 state's, so they are taken from it. A student that has not learned the game sends such
 commands most turns, for 30 rounds.
 
-TextWorld calls the text functions by module attribute and ``_gather_infos`` as a method, so
-replacing the attributes is enough; ``install`` does it once per process, and fails loudly if
-TextWorld's names move.
+TextWorld calls the parse and text functions by module attribute and ``_gather_infos`` as a
+method, so replacing the attributes is enough; ``install`` does it once per process, and fails
+loudly if TextWorld's names move.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ from typing import Any
 # Distinct strings are bounded by the grammar and the domain (a few hundred); the bound only
 # guards against a game that writes unusual templates.
 PARSES_KEPT = 4096
+# Generated games share one grammar; ALFWorld's real ones a few versions of it.
+GRAMMARS_KEPT = 16
 # What PddlEnv._gather_infos writes into a state, all of it a function of the game's state.
 GATHERED_INFOS = (
     "command_templates", "won", "lost", "_entity_infos", "_facts", "facts", "last_action",
@@ -39,17 +45,13 @@ GATHERED_INFOS = (
 
 def install() -> None:
     from textworld.envs.pddl import PddlEnv, textgen
+    from textworld.envs.pddl import logic as pddl_logic
     from textworld.logic import Rule
 
     if getattr(textgen, "_agentgym_speedups", False):
         return
-    parse = lru_cache(maxsize=PARSES_KEPT)(textgen._parse_and_convert)
-
-    def parse_and_convert(text: str, rule_name: str, trace: bool = False) -> Any:
-        # a derivation mutates its symbols (their contexts): each caller gets its own copy
-        return copy.deepcopy(parse(text, rule_name=rule_name, trace=trace))
-
-    textgen._parse_and_convert = parse_and_convert
+    textgen._parse_and_convert = _memoized(textgen._parse_and_convert, PARSES_KEPT)
+    pddl_logic._parse_and_convert = _memoized(pddl_logic._parse_and_convert, GRAMMARS_KEPT)
     textgen.copy_context = copy_context
     # a query is parsed into a Rule that matching only reads
     Rule.parse_conjunctive_query = classmethod(
@@ -57,6 +59,17 @@ def install() -> None:
     )
     PddlEnv._gather_infos = _infos_kept_when_nothing_happened(PddlEnv._gather_infos)
     textgen._agentgym_speedups = True
+
+
+def _memoized(parse: Any, kept: int) -> Any:
+    """``parse`` memoized, each caller given its own copy of the result: a derivation mutates
+    its symbols (their contexts), and a game's logic adds to the grammar it was given."""
+    remembered = lru_cache(maxsize=kept)(parse)
+
+    def parse_and_convert(text: str, rule_name: str, trace: bool = False) -> Any:
+        return copy.deepcopy(remembered(text, rule_name=rule_name, trace=trace))
+
+    return parse_and_convert
 
 
 def copy_context(context: dict[str, Any]) -> dict[str, Any]:
