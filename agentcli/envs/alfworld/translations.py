@@ -4,14 +4,13 @@ TextWorld translates a game's problem twice on every load (plain, and optimised 
 replanning), ~0.45 s each on a generated kitchen: about 90 % of a reset. The second serves
 only its planner, which our engines never run (the expert decides from facts): loads made
 ``without_replanning()`` give the plain translation in its place, so a new item translates
-once. A LEAP run plays the
-same items again and again — the expert's privileged state, a correction replaying the
-student's steps, the three evals of the same test items (iteration 0, the control, iteration
-1), each stage in its own server process — so translations are kept on disk, where reading one
-back takes a few milliseconds, and the last few in memory.
+once. A LEAP run plays the same items again and again — the expert's privileged state, a
+correction replaying the student's steps, the three evals of the same test items (iteration 0,
+the control, iteration 1), each stage in its own server process — so translations are kept on
+disk, where reading one back takes a few milliseconds, and the last few in memory.
 
 The disk store lives under the user's cache (``$XDG_CACHE_HOME/agentgym/alfworld-translations``,
-~100 KB an item compressed), keyed by the domain and problem text and fast-downward's version,
+~50 KB a translation compressed), keyed by the domain and problem text and fast-downward's version,
 written atomically, and pruned to its newest ``DISK_KEPT`` entries.
 """
 
@@ -34,7 +33,7 @@ from typing import Any
 log = logging.getLogger("agentgym.alfworld")
 
 MEMORY_KEPT = 32
-DISK_KEPT = 20_000  # translations, two an item: ~1 GB at most
+DISK_KEPT = 20_000  # translations (one an item for sessions, two for a planner): ~1 GB at most
 _PRUNE_EVERY = 500  # writes between two checks of the store's size
 _loading = threading.local()  # .replanning: False while an engine that never replans loads
 
