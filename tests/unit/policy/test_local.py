@@ -248,7 +248,7 @@ def test_a_sliding_window_reuses_its_episode_s_first_observation(tiny_model):
     encoded once, and the replies are as without the cache."""
     view = StudentView(format="single-prompt", history_steps=1, instruction=False)
     opening = Opening("")
-    goals = ("stick", "bowl", "door", "boat", "chest", "sign")  # more episodes than a batch
+    goals = ("stick", "bowl", "door", "boat", "chest", "sign")  # more than the last 4 turns
     firsts = [f"Goal: craft {goal}." + " Inventory: oak planks." * 8 for goal in goals]
     later = ["You got it.", "Nothing happens.", "You got it again."]
 
