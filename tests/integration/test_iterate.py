@@ -8,13 +8,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+
+from tests.support.processes import stop_group
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "iterate-tiny.yaml"
 STAGES = [
@@ -58,8 +59,7 @@ def kill_during_iteration_one_training(process: subprocess.Popen, run: Path) -> 
     while time.monotonic() < deadline and process.poll() is None:
         training = stages(run).get("iter1/train", {}).get("status") == "running"
         if training and any(checkpoints.glob("checkpoint-*/trainer_state.json")):
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+            stop_group(process)
             return
         time.sleep(0.02)
     _, stderr = process.communicate()

@@ -6,11 +6,10 @@ process each: node 0 under ``agentgym train``, node 1 by the page's own join com
 from __future__ import annotations
 
 import json
-import os
 import re
-import signal
 import subprocess
-import sys
+import time
+from pathlib import Path
 
 import pytest
 import yaml
@@ -19,7 +18,8 @@ from accelerate.commands.config.config_args import ClusterConfig
 from agentcli.common import free_port
 from agentcli.iterate.loop import resolve_iterations
 from tests.integration.test_train import agentgym_conversation
-from tests.support.docs import FIXED_PORTS, ROOT, bash_blocks, failure_text, run_block
+from tests.support.docs import FIXED_PORTS, ROOT, bash_blocks, environment
+from tests.support.processes import stop_group
 
 pytestmark = FIXED_PORTS
 
@@ -29,6 +29,13 @@ BASE = {"run": "runs/x", "envs": ["sciworld", "textcraft"], "model": "models/m"}
 
 def yaml_blocks() -> list[dict]:
     return [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", PAGE.read_text(), re.S)]
+
+
+def start(command: list[str], cwd: Path, log: Path) -> subprocess.Popen:
+    """``command`` as the page's reader runs it (this checkout's agentgym first), in a session
+    of its own so that stopping it stops what it launched."""
+    return subprocess.Popen(command, cwd=cwd, env=environment(), stdout=log.open("w"),
+                            stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
 
 
 def node_config() -> dict:
@@ -62,29 +69,30 @@ def test_two_nodes_train_as_the_page_says(tiny_model, tmp_path):
     data = tmp_path / "bc.json"
     data.write_text(json.dumps([agentgym_conversation(index) for index in range(16)]))
     out = tmp_path / "runs" / "two-nodes" / "iter0" / "model"
-    log = (
-        tmp_path / "node0.log"
-    )  # a file, not a pipe: a full pipe would stall node 0, and 1 with it
-    node_zero = subprocess.Popen(
-        [sys.executable, "-m", "agentcli.cli.main", "train", "bc", "--data", str(data),
-         "--model", str(tiny_model), "--out", str(out), "--accelerate-config", "node0.yaml"],
-        cwd=tmp_path, stdout=log.open("w"), stderr=subprocess.STDOUT,
-    )  # fmt: skip
+    logs = {rank: tmp_path / f"node{rank}.log" for rank in (0, 1)}  # files: a full pipe stalls
+    [join] = [
+        line.strip()
+        for block in bash_blocks(PAGE)
+        for line in block.splitlines()
+        if "accelerate.commands.launch" in line
+    ]
+    nodes = [
+        start(["agentgym", "train", "bc", "--data", str(data), "--model", str(tiny_model),
+               "--out", str(out), "--accelerate-config", "node0.yaml"], tmp_path, logs[0]),
+        start(["bash", "-c", join.replace("$k", "0")], tmp_path, logs[1]),  # the page's join
+    ]  # fmt: skip
     try:
-        [join] = [
-            line.strip()
-            for block in bash_blocks(PAGE)
-            for line in block.splitlines()
-            if "accelerate.commands.launch" in line
-        ]
-        node_one = run_block(join.replace("$k", "0"), tmp_path, timeout=300)
-        node_zero.wait(timeout=300)
+        # node 0 first: the join retries (every 10 s) until node 0 is up, so on a loaded
+        # machine it may wait minutes; node 0 failing is the end, and its log says why
+        deadline = time.monotonic() + 540
+        while time.monotonic() < deadline and nodes[0].poll() is None:
+            time.sleep(1)
+        assert nodes[0].poll() == 0, logs[0].read_text()[-3000:]
+        nodes[1].wait(timeout=max(deadline - time.monotonic(), 60))
+        assert nodes[1].returncode == 0, logs[1].read_text()[-3000:]
     finally:
-        if node_zero.poll() is None:  # the test failed: stop node 0 and the launch it started
-            os.killpg(node_zero.pid, signal.SIGKILL)
-            node_zero.wait()
-    assert node_one.returncode == 0, failure_text(node_one)
-    assert node_zero.returncode == 0, log.read_text()[-3000:]
+        for node in nodes:  # the test failed: stop each node and the launch it started
+            stop_group(node)
     summary = json.loads((out / "train_summary.json").read_text())
     assert summary["global_step"] == 2  # 16 conversations over 2 ranks × batch 4: both trained
     assert (out / "model.safetensors").is_file()

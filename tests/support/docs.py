@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.processes import stop_group
+
 ROOT = Path(__file__).parents[2]
 PLACEHOLDER = "…"  # a line holding it is a pattern to fill in, not a command to run
 
@@ -29,14 +31,28 @@ def run_block(block: str, cwd: Path, *, timeout: float) -> subprocess.CompletedP
     PATH, stopping at the first failing line (a line ending in ``&`` runs in the background
     until the block ends)."""
     script = "set -euo pipefail\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n" + block
-    environ = {
+    environ = environment()
+    # a session of its own: a block that runs out of time is stopped with all it started,
+    # rather than leaving them to hold ports and cores for the tests after it
+    process = subprocess.Popen(["bash", "-c", script], cwd=cwd, env=environ, text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               start_new_session=True)  # fmt: skip
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        stop_group(process)
+        raise
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+
+
+def environment() -> dict[str, str]:
+    """The environment a page's commands run in: this interpreter's ``agentgym`` first on the
+    PATH, and this checkout's code, even where the installed agentgym is another checkout's."""
+    return {
         **os.environ,
         "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
-        # this checkout's code, even where the installed agentgym is another checkout's
         "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
     }
-    return subprocess.run(["bash", "-c", script], cwd=cwd, env=environ, capture_output=True,
-                          text=True, timeout=timeout)  # fmt: skip
 
 
 def failure_text(run: subprocess.CompletedProcess[str]) -> str:

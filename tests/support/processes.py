@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 
@@ -38,3 +40,12 @@ def heavy_modules_imported_by(module: str, packages: set[str]) -> list[str]:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     ).stdout
     return json.loads(loaded)
+
+
+def stop_group(process: subprocess.Popen) -> None:
+    """SIGKILL the process group ``process`` leads (started with ``start_new_session=True``),
+    so that what it started goes too, and reap it; a group that has already exited is left
+    as it is."""
+    with contextlib.suppress(ProcessLookupError):  # every process of the group has ended
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
