@@ -82,6 +82,11 @@ class StudentView(CommandConfig):
         " on its data read; native: ours. Envs AgentGym lacks (babyai-putnext) have only ours.",
     )
 
+    @property
+    def whole_conversation(self) -> bool:
+        """Every turn of the episode in one conversation (AgentGym's shape), not a window."""
+        return self.format == "multi-turn" and self.history_steps is None
+
 
 DEFAULT_VIEW = StudentView()
 

@@ -42,6 +42,7 @@ from agentcli.items import HeldOutItems, ItemSelection
 from agentcli.policy import PolicyConfig, build_policy, served_policy
 from agentcli.policy.base import Policy
 from agentcli.resume import guard_output, weights_identity
+from agentcli.trained_view import model_view_path, read_view, view_for
 
 log = logging.getLogger("agentgym.rollout")
 
@@ -314,12 +315,27 @@ class RolloutConfig(ItemSelection, EpisodeSettings):
     )
     policy: PolicyConfig = Field(default_factory=dict, description="Who plays.")
     view: StudentView = Field(
-        default_factory=StudentView, description="How the policy is shown its episode."
+        default_factory=StudentView,
+        description="How the policy is shown its episode; a trained model's own view (its"
+        " student_view.json) unless set.",
+    )
+    other_view: bool = Field(
+        False,
+        description="Show a trained model view settings other than its own (else refused).",
     )
     out: Path = Field(description="A .jsonl file, or a directory that gets episodes.jsonl.")
     overwrite: bool = Field(
         False, description="Replace the episodes already in out; else a rerun resumes them."
     )
+
+    @model_validator(mode="after")
+    def _model_view(self) -> RolloutConfig:
+        """A model is shown the view it was trained with (``agentcli.trained_view``)."""
+        model = self.policy.model
+        if model is not None:
+            learned = read_view(model_view_path(model))
+            self.view = view_for(self.view, learned, of=str(model), other_view=self.other_view)
+        return self
 
     def record_settings(self, spec: EnvSpec) -> dict[str, Any]:
         """What shapes each episode, kept beside the episodes: a rerun resumes only the same

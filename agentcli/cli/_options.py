@@ -175,6 +175,16 @@ Prompt = Annotated[
 ]
 
 
+OtherView = Annotated[
+    bool,
+    typer.Option(
+        "--other-view",
+        help="Show the model view settings other than those it was trained with (its"
+        " student_view.json); else such a setting is refused.",
+    ),
+]
+
+
 OutDir = Annotated[
     Path,
     typer.Option("--out", "-o", help="Directory to write the model to.", file_okay=False),
@@ -217,6 +227,8 @@ EPISODES: Group = {
     "max_rounds": Option(MaxRounds),
 }
 VIEW: Group = {"prompt": Option(Prompt, "view.prompt")}
+# a model's own view, and leave to show it another (rollout, eval)
+STUDENT_VIEW: Group = {**VIEW, "other_view": Option(OtherView, default=False)}
 STUDENT: Group = {
     "model": Option(Model, "policy.model"),
     "policy": Option(PolicyKind, "policy.kind"),

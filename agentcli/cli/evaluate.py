@@ -36,7 +36,7 @@ evaluate = _options.command(
 
     Example: agentgym eval --env textcraft --model runs/x/iter0/model --split test --out runs/x/eval
     """,
-    _options.ENV, _options.STUDENT, _options.ITEMS, _options.EPISODES, _options.VIEW,
+    _options.ENV, _options.STUDENT, _options.ITEMS, _options.EPISODES, _options.STUDENT_VIEW,
     _options.RESUMABLE_OUT,
     config=_config,
     run=_run,

@@ -10,7 +10,7 @@ rollout = _options.command(
 
     Example: agentgym rollout --env textcraft --model models/tiny --split train --out runs/x/rollout
     """,
-    _options.ENV, _options.STUDENT, _options.ITEMS, _options.EPISODES, _options.VIEW,
+    _options.ENV, _options.STUDENT, _options.ITEMS, _options.EPISODES, _options.STUDENT_VIEW,
     _options.RESUMABLE_OUT,
     config=rollout_config,
     run=roll_out,

@@ -52,6 +52,7 @@ from agentcli.data.records import (
 from agentcli.errors import UsageError
 from agentcli.iterate.run_layout import RunLayout
 from agentcli.resume import guard_output
+from agentcli.trained_view import data_view_path, write_view
 
 log = logging.getLogger("agentgym.data")
 
@@ -182,8 +183,8 @@ def build_data(config: BuildDataConfig) -> BuildSummary:
     built = training_set(config)
     settings = config.model_dump(mode="json", exclude={"out", "overwrite"})
     guard_output(config.train_path, settings, overwrite=config.overwrite)
-    write_training_set(config.method, built.train, config.train_path)
-    write_training_set(config.method, built.test, config.test_path)
+    write_training_set(config.method, built.train, config.train_path, config.view)
+    write_training_set(config.method, built.test, config.test_path, config.view)
     dump_config(config, config.config_path)
     return built.summary
 
@@ -379,7 +380,7 @@ def _renderer(config: BuildDataConfig) -> Callable[[_Example], list[TrainingReco
             item_id=episode.item_id, messages=[*shown, _learned(text(example.target))]
         )
 
-    whole_demos = view.format == "multi-turn" and view.history_steps is None
+    whole_demos = view.whole_conversation
 
     def render(example: _Example) -> list[TrainingRecord]:
         if example.t is not None:
@@ -408,9 +409,13 @@ def _text(part: str | list[ChatMessage]) -> str:
     return part if isinstance(part, str) else "\n".join(m.content for m in part)
 
 
-def write_training_set(method: Method, records: Sequence[BaseModel], path: Path) -> None:
-    """Write ``records`` as ``method``'s file: AgentGym JSON for bc, JSONL otherwise."""
+def write_training_set(
+    method: Method, records: Sequence[BaseModel], path: Path, view: StudentView
+) -> None:
+    """Write ``records`` as ``method``'s file: AgentGym JSON for bc, JSONL otherwise; and
+    beside it the ``view`` they were rendered with, which the models trained on them keep."""
     if method == "bc":
         write_atomic(path, agentgym_training_text(records))
     else:
         write_records(path, records)
+    write_view(data_view_path(path), view)

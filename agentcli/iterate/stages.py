@@ -229,7 +229,7 @@ class _Plan:
             for split in ("train", "test"):
                 records = [record for one in built.values() for record in getattr(one, split)]
                 path = first.train_path if split == "train" else first.test_path
-                write_training_set(self.config.method, records, path)
+                write_training_set(self.config.method, records, path, self.config.view)
             parts = [
                 f"{env} {one.summary.train} + {one.summary.test} ("
                 + ", ".join(f"{name} {count}" for name, count in one.summary.sources.items())

@@ -144,6 +144,7 @@ class EpochHooks(TrainerCallback):
             path,
             lora=adapters.lora is not None,
             merge=adapters.merge,
+            view=self.config.learned_view,
         )
 
     def _save_for_eval(self) -> Path:

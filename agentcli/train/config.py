@@ -28,6 +28,7 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 from agentcli.config import CommandConfig
 from agentcli.conversation import StudentView
 from agentcli.items import ItemSelection
+from agentcli.trained_view import data_view_path, model_view_path, read_view, view_for
 
 Method = Literal["bc", "sft", "dpo", "grpo"]
 ZeroVariance = Literal["drop", "keep"]
@@ -252,16 +253,6 @@ class GrpoConfig(GrpoSettings):
         description="How the model is shown its episodes: as its training data was built.",
     )
 
-    @model_validator(mode="after")
-    def _one_conversation(self) -> GrpoConfig:
-        # an episode trains as one sequence, every turn in it
-        if self.view.format != "multi-turn" or self.view.history_steps is not None:
-            raise ValueError(
-                "grpo trains each episode as one multi-turn conversation: use"
-                " view.format=multi-turn and no view.history_steps"
-            )
-        return self
-
 
 class TrainSettings(CommandConfig):
     """`agentgym train`: how to train, whatever the data and model (unset hyper-parameters take
@@ -338,6 +329,9 @@ class TrainConfig(TrainSettings, TrainTarget):
             raise ValueError(f"{self.method} trains on a file: pass --data FILE")
         elif self.grpo != GrpoConfig():
             raise ValueError(f"the grpo section is for grpo; {self.method} trains on --data")
+        elif self.eval.enabled:  # the in-training eval shows the model the view it learns under
+            view = view_for(self.eval.view, self.learned_view, of=f"the model of {self.data}")
+            self.eval = self.eval.model_copy(update={"view": view})
         hyperparameters = self.hyperparameters
         if self.method in ("dpo", "grpo"):
             changed = [
@@ -365,7 +359,15 @@ class TrainConfig(TrainSettings, TrainTarget):
         return self
 
     def _check_grpo(self) -> None:
-        grpo = self.grpo
+        # its episodes show the model the view it was trained with
+        view = view_for(self.grpo.view, read_view(model_view_path(self.model)), of=str(self.model))
+        if not view.whole_conversation:  # an episode trains as one sequence, every turn in it
+            raise ValueError(
+                "grpo trains each episode as one multi-turn conversation, which this view does"
+                f" not show ({view.format}, history_steps={view.history_steps}): use"
+                " view.format=multi-turn and no view.history_steps, and a model trained so"
+            )
+        grpo = self.grpo = self.grpo.model_copy(update={"view": view})
         if self.data is not None:
             raise ValueError("grpo plays its episodes: it takes --env, not --data")
         if not grpo.envs:
@@ -386,6 +388,15 @@ class TrainConfig(TrainSettings, TrainTarget):
                 f"a step's episodes (--batch-size × --grad-accum = {episodes}) must be whole"
                 f" groups of --group {grpo.num_generations}"
             )
+
+    @property
+    def learned_view(self) -> StudentView | None:
+        """The view the model learns under, which it keeps (``agentcli.trained_view``): grpo's,
+        else the one its data was rendered with (None: data written elsewhere)."""
+        if self.method == "grpo":
+            return self.grpo.view
+        assert self.data is not None  # _consistent checks it
+        return read_view(data_view_path(self.data))
 
     @property
     def distributed(self) -> bool:

@@ -30,6 +30,7 @@ import yaml
 
 from agentcli.common import free_port
 from agentcli.config import dump_config
+from agentcli.conversation import StudentView
 from agentcli.errors import AgentGymError, UsageError
 from agentcli.train.arguments import precision
 from agentcli.train.config import TrainConfig
@@ -41,6 +42,7 @@ from agentcli.train.run import (
     require_evaluator,
 )
 from agentcli.train.tracking import require_tracker
+from agentcli.trained_view import data_view_path, model_view_path, read_view
 
 WORKER = "agentcli.train.worker"
 GPU_ONLY = {"FSDP": "FSDP", "DEEPSPEED": "DeepSpeed"}  # what accelerate runs on GPUs only
@@ -127,6 +129,7 @@ def check_before_start(config: TrainConfig) -> None:
             f"{config.checkpoints} holds checkpoints of an earlier run: pass --resume to continue"
             " it, or choose another --out"
         )
+    refuse_another_view(config)
     if config.method == "grpo":
         from agentcli.train.grpo import load_reward_hook
 
@@ -146,6 +149,22 @@ def check_before_start(config: TrainConfig) -> None:
             f"--data {config.data} holds {', '.join(sorted(named))} items, not {config.env}:"
             f" pass --task {sorted(named)[0]}, or the {config.env} data"
         )
+
+
+def refuse_another_view(config: TrainConfig) -> None:
+    """A model that learned under one view is not trained further on data rendered in
+    another: it would keep neither (grpo's view is the model's own: ``TrainConfig``)."""
+    learned, started = config.learned_view, read_view(model_view_path(config.model))
+    if config.method == "grpo" or learned is None or started in (None, learned):
+        return
+    assert started is not None and config.data is not None
+    name = next(n for n in StudentView.model_fields if getattr(learned, n) != getattr(started, n))
+    raise UsageError(
+        f"{config.model} was trained with view.{name}={getattr(started, name)!r}, but"
+        f" {config.data} was rendered with {getattr(learned, name)!r}"
+        f" ({data_view_path(config.data)}): build the data with the model's view (its"
+        f" {model_view_path(config.model).name}), or start from another model"
+    )
 
 
 # Settings that may change between a run and its resumption: they do not shape the model.

@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentcli.common import no_progress_bars
+from agentcli.conversation import StudentView
 from agentcli.errors import ModelUnavailableError
+from agentcli.trained_view import model_view_path, write_view
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
@@ -72,16 +74,21 @@ def merge_adapters(base: Path, adapters: Path, out: Path) -> None:
         merged.save_pretrained(out)
 
 
-def save_trained_model(trainer: Any, base: Path, out: Path, *, lora: bool, merge: bool) -> None:
+def save_trained_model(
+    trainer: Any, base: Path, out: Path, *, lora: bool, merge: bool, view: StudentView | None
+) -> None:
     """Save the trained model and its tokenizer to ``out`` from every rank (the trainer writes
-    on rank 0 and gathers sharded weights first); LoRA adapters are merged on rank 0."""
-    if not (lora and merge):
+    on rank 0 and gathers sharded weights first); LoRA adapters are merged on rank 0. Beside
+    them, the ``view`` the model learned under (``agentcli.trained_view``)."""
+    if lora and merge:
+        adapters = out / ADAPTER_DIR
+        trainer.save_model(str(adapters))
+        if trainer.accelerator.is_main_process:
+            merge_adapters(base, adapters, out)
+            trainer.processing_class.save_pretrained(out)
+            shutil.rmtree(adapters)
+    else:
         trainer.save_model(str(out))
-        return
-    adapters = out / ADAPTER_DIR
-    trainer.save_model(str(adapters))
-    if trainer.accelerator.is_main_process:
-        merge_adapters(base, adapters, out)
-        trainer.processing_class.save_pretrained(out)
-        shutil.rmtree(adapters)
+    if view is not None and trainer.accelerator.is_main_process:
+        write_view(model_view_path(out), view)
     trainer.accelerator.wait_for_everyone()

@@ -171,8 +171,9 @@ def run_training(
         seconds = time.perf_counter() - started
         adapters = config.adapters
         save_trained_model(
-            trainer, config.model, config.out, lora=adapters.lora is not None, merge=adapters.merge
-        )
+            trainer, config.model, config.out, lora=adapters.lora is not None,
+            merge=adapters.merge, view=config.learned_view,
+        )  # fmt: skip
     state = trainer.state
     losses = [entry["loss"] for entry in state.log_history if "loss" in entry]
     rewards = [entry["reward"] for entry in state.log_history if "reward" in entry]
