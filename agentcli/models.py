@@ -6,11 +6,15 @@ with a chat template) that every other command loads with ``from_pretrained``.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pydantic import Field
+
 from agentcli.common import no_progress_bars
+from agentcli.config import CommandConfig
 from agentcli.errors import ModelUnavailableError, UsageError
 
 if TYPE_CHECKING:
@@ -25,6 +29,13 @@ PAD = "<|endoftext|>"
 SPECIAL_TOKENS = [PAD, "<|im_start|>", END_OF_TURN]
 
 SMOLLM2_SYSTEM = "You are a helpful AI assistant named SmolLM, trained by Hugging Face"
+
+
+class TinyModelSettings(CommandConfig):
+    """The shape of a tiny random Llama (``build_tiny_model``); its seed is given apart."""
+
+    hidden: int = Field(64, ge=8, description="Hidden size (the MLP is 4× wider).")
+    layers: int = Field(2, ge=1, description="Transformer layers.")
 
 
 def chatml_template(default_system: str | None = None) -> str:
@@ -165,6 +176,15 @@ def build_tiny_model(
         model.save_pretrained(out)
     tokenizer.save_pretrained(out)
     return out
+
+
+def model_digest(model: Path) -> str:
+    """The sha256 of all that makes a small built model what it is: its config, tokenizer and
+    whole weights (``resume.weights_identity`` samples large weights instead)."""
+    digest = hashlib.sha256()
+    for name in ("config.json", "tokenizer.json", "model.safetensors"):
+        digest.update(name.encode() + b"\0" + (model / name).read_bytes())
+    return digest.hexdigest()
 
 
 def smollm2_gguf() -> Path:

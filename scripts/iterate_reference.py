@@ -17,7 +17,7 @@ from generated_page import write_or_check
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
-from agentcli.iterate.config import IterateConfig
+from agentcli.iterate.config import SECTION_SEEDS, IterateConfig
 
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "iterate.md"
 START, END = "<!-- config reference: start -->", "<!-- config reference: end -->"
@@ -53,9 +53,12 @@ def _default(info) -> str:
     return f"`{info.default!r}`"
 
 
-def _table(model: type[BaseModel]) -> list[str]:
+def _table(model: type[BaseModel], at: str = "") -> list[str]:
     lines = ["| key | type | default | what |", "|---|---|---|---|"]
     for name, info in model.model_fields.items():
+        if name == "seed" and at in SECTION_SEEDS:  # iterate sets it: the key is refused
+            lines.append(f"| `{name}` | | the run's `seed` | Set by iterate; not a key here. |")
+            continue
         what = (info.description or "").replace("|", "\\|")
         lines.append(f"| `{name}` | {_type(info.annotation)} | {_default(info)} | {what} |")
     return lines
@@ -68,11 +71,12 @@ def reference() -> str:
         if section is None:
             continue
         doc = " ".join((section.__doc__ or "").split())
-        lines += ["", f"### `{name}`", "", info.description, "", doc, "", *_table(section)]
+        lines += ["", f"### `{name}`", "", info.description, "", doc, ""]
+        lines += _table(section, name)
         for inner, inner_info in section.model_fields.items():
             nested = _section(inner_info.annotation)
             if nested is not None:
-                lines += ["", f"#### `{name}.{inner}`", "", *_table(nested)]
+                lines += ["", f"#### `{name}.{inner}`", "", *_table(nested, f"{name}.{inner}")]
     return "\n".join(lines)
 
 

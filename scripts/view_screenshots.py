@@ -1,6 +1,6 @@
 """The screenshots of docs/view.md: `agentgym view` on a run, in headless Chromium.
 
-    PYTHONPATH=. .venv/bin/python scripts/view_screenshots.py runs/quickstart   # after make demo
+    PYTHONPATH=. .venv/bin/python scripts/view_screenshots.py runs/quickstart/seed0   # after make demo
 
 Serves the run as `agentgym view` does and writes, into docs/ (or --out):
 
@@ -57,7 +57,7 @@ def _show(browser: Browser, url: str, route: str) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("run", type=Path, help="A run directory, e.g. runs/quickstart.")
+    parser.add_argument("run", type=Path, help="A run directory, e.g. runs/quickstart/seed0.")
     parser.add_argument("--out", type=Path, default=ROOT / "docs")
     args = parser.parse_args()
     with running_view(args.run) as served:

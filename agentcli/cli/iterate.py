@@ -21,6 +21,23 @@ def iterate(
         str | None,
         typer.Option("--iters", help="Iterations to run in turn, e.g. 0-3.", show_default=False),
     ] = None,
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            "--seed",
+            help="The run's seed (default: the config's seed, else 0); it runs in <run>/seed<N>.",
+            show_default=False,
+        ),
+    ] = None,
+    seeds: Annotated[
+        str | None,
+        typer.Option(
+            "--seeds",
+            help="Run the iterations once per seed, e.g. 0-4, each in <run>/seed<N>; the"
+            " report covers every seed.",
+            show_default=False,
+        ),
+    ] = None,
     from_stage: Annotated[
         str | None,
         typer.Option(
@@ -34,30 +51,33 @@ def iterate(
     print_config: _options.PrintConfig = False,
     overrides: _options.Overrides = None,
 ) -> None:
-    """Run iterations of the LEAP loop; rerunning skips finished stages and resumes the rest.
+    """Run iterations of the LEAP loop for one seed or several; rerunning skips finished
+    stages and resumes the rest.
 
-    Example: agentgym iterate --config configs/quickstart.yaml --iters 0-1
+    Example: agentgym iterate --config configs/quickstart.yaml --iters 0-1 --seeds 0-4
     """
-    from agentcli.iterate.config import iteration_numbers
-    from agentcli.iterate.loop import iteration_line, resolve_iterations, run_iteration
+    from agentcli.iterate.config import iteration_numbers, seed_numbers
+    from agentcli.iterate.loop import iteration_line, resolve_iterations, run_iterations
     from agentcli.iterate.report import CSV_NAME, JSON_NAME, PLOT_NAME
 
-    configs = resolve_iterations(config, iteration_numbers(iteration, iterations), overrides or [])
+    configs = resolve_iterations(
+        config,
+        iteration_numbers(iteration, iterations),
+        overrides or [],
+        seeds=seed_numbers(seed, seeds),
+    )
     if print_config:
         for resolved in configs:
-            stdout.print(f"# iteration {resolved.iter}", markup=False)
+            stdout.print(f"# seed {resolved.seed}, iteration {resolved.iter}", markup=False)
             show_config(resolved)
         return
-    for position, resolved in enumerate(configs):
-        with _stage_progress() as progress:
-            outcomes = run_iteration(
-                resolved,
-                from_stage=from_stage if position == 0 else None,
-                force=force,
-                progress=progress,
-            )
-        result(iteration_line(resolved, outcomes))
-    run = configs[-1].run
+    run = run_iterations(
+        configs,
+        from_stage=from_stage,
+        force=force,
+        progress=_stage_progress,
+        on_iteration=lambda resolved, outcomes: result(iteration_line(resolved, outcomes)),
+    )
     result(f"report → {', '.join(str(run / name) for name in (CSV_NAME, JSON_NAME, PLOT_NAME))}")
 
 

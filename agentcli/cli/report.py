@@ -1,5 +1,6 @@
 """``agentgym report``: a run's success, score and cost per iteration and env, written as
-report.csv, report.json and report.png; or two evals compared item by item."""
+report.csv, report.json and report.png; a run directory's seeds, each and across them; or two
+evals compared item by item."""
 
 from __future__ import annotations
 
@@ -11,9 +12,12 @@ from rich import box
 from rich.table import Table
 
 from agentcli.cli._output import result, stdout
+from agentcli.errors import UsageError
 
 if TYPE_CHECKING:
     from agentcli.compare import Comparison
+    from agentcli.iterate.report import Row
+    from agentcli.iterate.seeds import Beside, Difference, Sweep
 
 
 def report(
@@ -31,10 +35,22 @@ def report(
             show_default=False,
         ),
     ] = None,
+    published: Annotated[
+        Path | None,
+        typer.Option(
+            help="A report.json of seeds (e.g. docs/results/quickstart.json): set each of"
+            " this run directory's results beside that seed's and the range of its seeds.",
+            exists=True,
+            dir_okay=False,
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Print a run's table of every iteration (and the control) per env and write
-    report.csv, report.json and report.png beside its manifest; or, given two eval
-    directories, the paired difference in success over the items both played.
+    report.csv, report.json and report.png beside its manifest. Given a run directory of
+    seeds (runs/<name>, holding seed<N>/), each seed's table and, across the seeds, each
+    model's mean success and spread and each paired difference's mean and standard error.
+    Given two eval directories, the paired difference in success over the items both played.
 
     Example: agentgym report runs/quickstart
     """
@@ -44,9 +60,24 @@ def report(
         _show_comparisons(path, other, compare_evals(path, other))
         return
     from agentcli.iterate.report import CSV_NAME, JSON_NAME, PLOT_NAME, write_report
+    from agentcli.iterate.run_layout import RunLayout
+    from agentcli.iterate.seeds import beside_published, read_sweep, write_sweep_report
 
-    rows, comparisons = write_report(path)
-    table = Table(title=str(path), box=box.SIMPLE_HEAD)
+    if RunLayout(path).manifest.is_file():
+        if published is not None:
+            raise UsageError(f"--published compares a run directory of seeds: pass {path.parent}")
+        rows, comparisons = write_report(path)
+        _show_run(str(path), rows, comparisons)
+    else:
+        sweep = write_sweep_report(path) or read_sweep(path)  # read_sweep says what is missing
+        _show_sweep(sweep)
+        if published is not None:
+            _show_beside(published, beside_published(sweep, published))
+    result(f"report → {', '.join(str(path / name) for name in (CSV_NAME, JSON_NAME, PLOT_NAME))}")
+
+
+def _show_run(title: str, rows: list[Row], comparisons: list[Comparison]) -> None:
+    table = Table(title=title, box=box.SIMPLE_HEAD)
     columns = (
         "iter", "env", "items", "success", "score", "steps", "trained steps", "tokens",
         "teacher $",
@@ -63,9 +94,64 @@ def report(
         )  # fmt: skip
     stdout.print(table)
     for c in comparisons:
-        baseline = c.baseline if c.baseline == "control" else f"iteration {c.baseline}"
-        result(f"{c.env}: iteration {c.model} − {baseline}: {_difference(c)}")
-    result(f"report → {', '.join(str(path / name) for name in (CSV_NAME, JSON_NAME, PLOT_NAME))}")
+        result(comparison_line(c))
+
+
+def _show_sweep(sweep: Sweep) -> None:
+    for report in sweep.seeds:
+        _show_run(f"{sweep.run} seed {report.seed}", report.rows, report.comparisons)
+    table = Table(title=f"{sweep.run} across seeds", box=box.SIMPLE_HEAD)
+    for column in ("iter", "env", "seeds", "mean success", "sd", "min", "max"):
+        table.add_column(column, justify="left" if column in ("iter", "env") else "right")
+    for s in sweep.spreads:
+        table.add_row(
+            s.iteration, s.env, str(s.seeds), f"{100 * s.mean:.1f}%", _points(s.sd),
+            f"{100 * s.low:.1f}%", f"{100 * s.high:.1f}%",
+        )  # fmt: skip
+    stdout.print(table)
+    for d in sweep.differences:
+        result(across_seeds_line(d))
+
+
+def comparison_line(c: Comparison) -> str:
+    """A run's paired comparison as ``report`` prints it (docs/ shows these lines too)."""
+    return f"{c.env}: iteration {c.model} − {_baseline(c.baseline)}: {_difference(c)}"
+
+
+def across_seeds_line(d: Difference) -> str:
+    """A paired difference across seeds as ``report`` prints it."""
+    return (
+        f"{d.env}: iteration {d.model} − {_baseline(d.baseline)} across {d.seeds} seeds:"
+        f" {100 * d.mean:+.1f} ± {_points(d.standard_error)} points (mean ± standard error"
+        f" across seeds; per seed {100 * d.low:+.1f} to {100 * d.high:+.1f}, ahead in"
+        f" {d.ahead} of {d.seeds})"
+    )
+
+
+def _show_beside(published: Path, rows: list[Beside]) -> None:
+    for b in rows:
+        here = f"{_baseline(b.iteration)} ({b.env}, seed {b.seed}): {100 * b.success_rate:.1f}%"
+        if b.published is None:
+            same = f"{published} has no seed {b.seed}"
+        elif b.published == b.success_rate:
+            same = f"the same as {published}'s seed {b.seed}"
+        else:
+            same = f"{published}'s seed {b.seed}: {100 * b.published:.1f}% (differs)"
+        spread = ""
+        if b.spread is not None:
+            spread = (
+                f"; its {b.spread.seeds} seeds {100 * b.spread.low:.1f}–"
+                f"{100 * b.spread.high:.1f}%, mean {100 * b.spread.mean:.1f}%"
+            )
+        result(f"{here}, {same}{spread}")
+
+
+def _baseline(label: str) -> str:
+    return label if label == "control" else f"iteration {label}"
+
+
+def _points(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}"
 
 
 def _show_comparisons(model: Path, baseline: Path, comparisons: list[Comparison]) -> None:

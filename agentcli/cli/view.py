@@ -58,7 +58,7 @@ def view(
     Results per iteration, episode lists with filters, each step beside the teacher's
     correction, the same item across iterations. Serves until Ctrl-C.
 
-    Example: agentgym view runs/quickstart
+    Example: agentgym view runs/quickstart/seed0
     """
     if export is not None:
         from agentcli.view.export import export_site

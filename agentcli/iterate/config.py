@@ -1,7 +1,7 @@
 """``iterate``'s config: one section per stage, of the settings type the stage's command is
 composed of (the same names, types, defaults and help), without what ``iterate`` fills in
-itself (environment, paths, models, the student's view); ``iterations`` overrides sections
-for one iteration."""
+itself (environment, paths, models, the student's view, the seed); ``iterations`` overrides
+sections for one iteration."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ from agentcli.data.build import DataSettings
 from agentcli.envs.registry import get_spec
 from agentcli.errors import UsageError
 from agentcli.items import HeldOutItems, ItemSelection
-from agentcli.iterate.run_layout import RunLayout
+from agentcli.iterate.run_layout import RunLayout, seed_run
+from agentcli.models import TinyModelSettings
 from agentcli.policy import PolicySettings
 from agentcli.rollout import EpisodeSettings
 from agentcli.teacher import TeacherConfig
@@ -41,15 +42,37 @@ class EvalSettings(HeldOutItems, RolloutSettings):
     """`agentgym eval`: each iteration's model on held-out items."""
 
 
-class IterateConfig(CommandConfig):
-    """``agentgym iterate``: one iteration of the LEAP loop over a run directory."""
+class BuiltStudent(CommandConfig):
+    """A student the run builds itself, initialised with the run's seed."""
 
-    run: Path = Field(description="The run directory, e.g. runs/quickstart.")
+    tiny: TinyModelSettings = Field(description="A tiny random Llama (agentgym model tiny).")
+
+
+# Where a section holds a seed of its own: iterate sets each from the run's ``seed``.
+SECTION_SEEDS = ("train.hyperparameters", "data", "rollout.policy", "eval.policy")
+
+
+class IterateConfig(CommandConfig):
+    """``agentgym iterate``: one iteration of the LEAP loop, for one seed, over a run directory."""
+
+    run: Path = Field(
+        description="The run directory, e.g. runs/quickstart; seed N's run is its seed<N> folder."
+    )
     iter: int = Field(0, ge=0, description="The iteration (set by --iter / --iters).")
+    seed: int = Field(
+        0,
+        ge=0,
+        description="Seeds everything random in the run: the student's initialisation (a"
+        " model the run builds), the data order, the control's states, sampling (set by --seed"
+        " / --seeds).",
+    )
     envs: list[str] = Field(
         min_length=1, description="Environments: their data is mixed for training; eval per env."
     )
-    model: Path = Field(description="The model iteration 0 trains from (an HF directory).")
+    model: Path | BuiltStudent = Field(
+        description="The model iteration 0 trains from: an HF directory, or one the run builds"
+        " with its seed ({tiny: {hidden: 128, layers: 4}})."
+    )
     method: Literal["bc", "sft", "dpo", "grpo"] = Field(
         "sft",
         description="Training method (dpo needs corrections: iteration 1 on; grpo plays the"
@@ -114,11 +137,24 @@ class IterateConfig(CommandConfig):
                 continue
             if not isinstance(overrides, dict):
                 raise ValueError(f"iterations.{key} must be a mapping of sections to settings")
-            fixed = {"run", "iter", "iterations"} & overrides.keys()
+            fixed = {"run", "iter", "seed", "iterations"} & overrides.keys()
             if fixed:
                 raise ValueError(f"iterations.{key} cannot override {', '.join(sorted(fixed))}")
             data = _merged(data, overrides)
         return data
+
+    @model_validator(mode="after")
+    def _one_seed(self) -> IterateConfig:
+        for path in SECTION_SEEDS:
+            section: Any = self
+            for name in path.split("."):
+                section = getattr(section, name)
+            if "seed" in section.model_fields_set:
+                raise ValueError(
+                    f"{path}.seed: every stage of a run is seeded by the run's seed (--seed N,"
+                    f" --seeds A-B): remove {path}.seed"
+                )
+        return self
 
     @model_validator(mode="after")
     def _consistent(self) -> IterateConfig:
@@ -153,7 +189,13 @@ class IterateConfig(CommandConfig):
 
     @property
     def layout(self) -> RunLayout:
-        return RunLayout(self.run)
+        """This seed's run."""
+        return RunLayout(seed_run(self.run, self.seed))
+
+    @property
+    def start_model(self) -> Path:
+        """The model iteration 0 trains from: the one given, or the one the run builds."""
+        return self.model if isinstance(self.model, Path) else self.layout.student
 
 
 def iteration_numbers(iteration: int | None, iterations: str | None) -> list[int]:
@@ -164,9 +206,25 @@ def iteration_numbers(iteration: int | None, iterations: str | None) -> list[int
         if iteration < 0:
             raise UsageError(f"--iter {iteration}: iterations count from 0")
         return [iteration]
-    first, dash, last = (iterations or "").partition("-")
+    return number_range(iterations or "", "--iters")
+
+
+def seed_numbers(seed: int | None, seeds: str | None) -> list[int] | None:
+    """``--seed N`` → [N]; ``--seeds A-B`` → [A, ..., B]; neither: None (the config's seed)."""
+    if seed is not None and seeds is not None:
+        raise UsageError("--seed and --seeds both say which seeds to run: give one of them")
+    if seed is not None:
+        if seed < 0:
+            raise UsageError(f"--seed {seed}: seeds count from 0")
+        return [seed]
+    return None if seeds is None else number_range(seeds, "--seeds")
+
+
+def number_range(text: str, flag: str) -> list[int]:
+    """``A-B`` → [A, ..., B]; ``N`` → [N]."""
+    first, dash, last = text.partition("-")
     if not (first.isdigit() and (not dash or last.isdigit())) or int(last or first) < int(first):
-        raise UsageError(f"--iters {iterations!r}: write a range like 0-3 (or one number)")
+        raise UsageError(f"{flag} {text!r}: write a range like 0-3 (or one number)")
     return list(range(int(first), int(last or first) + 1))
 
 

@@ -1,27 +1,41 @@
-"""Resolve and run iterations of the LEAP loop: what ``agentgym iterate`` calls."""
+"""Resolve and run iterations of the LEAP loop, for one seed or several: what ``agentgym
+iterate`` calls."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from agentcli.config import config_as_data, dump_config, resolve_config
 from agentcli.errors import UsageError
 from agentcli.iterate.config import IterateConfig
 from agentcli.iterate.report import write_report
+from agentcli.iterate.run_layout import MANIFEST_NAME
 from agentcli.iterate.runner import DONE, Manifest, Outcome, check_plan, run_lock, run_stages
+from agentcli.iterate.seeds import write_sweep_report
 from agentcli.iterate.stages import Progress, iteration_stages, no_progress
 
 CONFIG_NAME = "iterate.yaml"  # the iteration's resolved config, in its folder
+LOCK_NAME = ".lock"  # held by the iterate working on a run directory, whatever its seeds
 
 
 def resolve_iterations(
-    config_file: Path | None, iterations: list[int], overrides: list[str]
+    config_file: Path | None,
+    iterations: list[int],
+    overrides: list[str],
+    seeds: list[int] | None = None,
 ) -> list[IterateConfig]:
-    """Each iteration's config, validated with every stage's config before anything runs."""
+    """Each (seed, iteration)'s config, seed by seed, validated with every stage's config
+    before anything runs; ``seeds`` None: the config's own seed."""
     if config_file is None:
         raise UsageError("iterate needs --config FILE (see configs/ for examples)")
+    chosen: list[dict[str, int]] = [{}] if seeds is None else [{"seed": s} for s in seeds]
     configs = [
-        resolve_config(IterateConfig, config_file=config_file, cli={"iter": k}, overrides=overrides)
+        resolve_config(
+            IterateConfig, config_file=config_file, cli={**seed, "iter": k}, overrides=overrides
+        )
+        for seed in chosen
         for k in iterations
     ]
     for config in configs:
@@ -35,9 +49,44 @@ def iteration_line(config: IterateConfig, outcomes: list[Outcome]) -> str:
     evals = {"eval": "", "control-eval": "control "}
     results = [evals[o.stage] + o.summary for o in outcomes if o.stage in evals]
     return (
-        f"iteration {config.iter}: {ran} stages run, {len(outcomes) - ran} skipped; "
-        + "; ".join(results)
+        f"seed {config.seed}, iteration {config.iter}: {ran} stages run,"
+        f" {len(outcomes) - ran} skipped; " + "; ".join(results)
     )
+
+
+def run_iterations(
+    configs: Sequence[IterateConfig],
+    *,
+    from_stage: str | None = None,
+    force: bool = False,
+    progress: Callable[[], AbstractContextManager[Progress]],
+    on_iteration: Callable[[IterateConfig, list[Outcome]], None],
+) -> Path:
+    """Run each config's iteration in turn (all of one run directory), holding the directory's
+    lock throughout; ``from_stage`` applies to each seed's first iteration. Each seed's run
+    gets its report as its iterations end, the directory the report across its seeds; returns
+    the directory."""
+    run = configs[0].run
+    if (run / MANIFEST_NAME).is_file():
+        raise UsageError(
+            f"{run} holds a run laid out before runs had a folder per seed (its manifest.json"
+            f" is at the top): move it aside, or choose another run directory (run=…)"
+        )
+    with run_lock(run / LOCK_NAME):
+        first_of_seed: set[int] = set()
+        for config in configs:
+            first = config.seed not in first_of_seed
+            first_of_seed.add(config.seed)
+            with progress() as report_progress:
+                outcomes = run_iteration(
+                    config,
+                    from_stage=from_stage if first else None,
+                    force=force,
+                    progress=report_progress,
+                )
+            on_iteration(config, outcomes)
+        write_sweep_report(run)
+    return run
 
 
 def run_iteration(
@@ -47,23 +96,24 @@ def run_iteration(
     force: bool = False,
     progress: Progress | None = None,
 ) -> list[Outcome]:
-    """Run, resume or skip each stage of ``config.iter``, recording them in the manifest;
-    then write the run's report."""
+    """Run, resume or skip each stage of ``config.iter`` in its seed's run, recording them in
+    the run's manifest; then write the run's report. The caller holds the run directory's
+    lock (``run_iterations``)."""
     layout = config.layout
-    with run_lock(layout.lock):
-        manifest = Manifest(layout.manifest)
-        k = config.iter
-        if k > 0 and manifest.stages.get(f"iter{k - 1}/train", {}).get("status") != DONE:
-            raise UsageError(
-                f"iteration {k} starts from iteration {k - 1}'s model, which is not trained"
-                f" yet: run --iter {k - 1} first"
-            )
-        stages = iteration_stages(config, progress or no_progress)
-        check_plan(stages, manifest, from_stage=from_stage, force=force)
-        dump_config(config, layout.iteration(k) / CONFIG_NAME)
-        record = manifest.iterations.setdefault(str(k), {})
-        record["config"] = config_as_data(config)
-        manifest.save()
-        outcomes = run_stages(stages, manifest, from_stage=from_stage, force=force)
-        write_report(layout.root)  # the run's report.csv, .json and .png, up to date
-        return outcomes
+    manifest = Manifest(layout.manifest)
+    k = config.iter
+    if k > 0 and manifest.stages.get(f"iter{k - 1}/train", {}).get("status") != DONE:
+        raise UsageError(
+            f"iteration {k} starts from iteration {k - 1}'s model, which is not trained"
+            f" yet: run --iter {k - 1} first (seed {config.seed})"
+        )
+    stages = iteration_stages(config, progress or no_progress)
+    check_plan(stages, manifest, from_stage=from_stage, force=force)
+    dump_config(config, layout.iteration(k) / CONFIG_NAME)
+    manifest.seed = config.seed
+    record = manifest.iterations.setdefault(str(k), {})
+    record["config"] = config_as_data(config)
+    manifest.save()
+    outcomes = run_stages(stages, manifest, from_stage=from_stage, force=force)
+    write_report(layout.root)  # the run's report.csv, .json and .png, up to date
+    return outcomes

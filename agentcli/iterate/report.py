@@ -24,7 +24,7 @@ from agentcli.data.jsonl import read_records
 from agentcli.data.records import Episode
 from agentcli.errors import UsageError
 from agentcli.evaluate import ALL
-from agentcli.iterate.run_layout import RunLayout
+from agentcli.iterate.run_layout import RunLayout, seed_run
 from agentcli.iterate.runner import Manifest
 from agentcli.iterate.stages import train_summary_path
 
@@ -51,7 +51,8 @@ class Row:
     # None where the eval's metrics.json (written by an older agentgym) does not say
     split: str | None = None
     score_se: float | None = None  # the standard error of mean_score
-    model: str | None = None  # the model evaluated (its path), as metrics.json names it
+    model: str | None = None  # the model evaluated: its path in the run, else as metrics.json says
+    seed: int | None = None  # the run's seed (None: a run made stage by stage, by hand)
 
     @property
     def success_se(self) -> float:
@@ -99,7 +100,8 @@ def read_report(run: Path) -> list[Row]:
                         teacher_cost=costs.get((label, env), 0.0),
                         split=metrics.get("split"),
                         score_se=metrics.get("score_se"),
-                        model=metrics.get("model"),
+                        model=_within(layout.root, metrics.get("model")),
+                        seed=manifest.seed,
                     )
                 )
     if not rows:
@@ -149,6 +151,7 @@ def write_report(run: Path) -> tuple[list[Row], list[Comparison]]:
 def row_record(row: Row) -> dict[str, Any]:
     """A row as the report files hold it: the control is iteration 1's (``control`` true)."""
     return {
+        "seed": row.seed,
         "iteration": 1 if row.iteration == CONTROL else int(row.iteration),
         "control": row.iteration == CONTROL,
         "env": row.env,
@@ -249,7 +252,8 @@ def _teacher_costs(manifest: Manifest, layout: RunLayout) -> dict[tuple[str, str
     for entry in manifest.stages.values():
         if not entry.get("ledger"):
             continue
-        recorded_run = Path(manifest.iterations[str(entry["iteration"])]["config"]["run"])
+        config = manifest.iterations[str(entry["iteration"])]["config"]
+        recorded_run = seed_run(Path(config["run"]), config["seed"])
         ledger = layout.root / Path(entry["ledger"]).relative_to(recorded_run)
         if not ledger.exists():  # nothing was sent: the oracle, or an answer from the cache
             continue
@@ -257,6 +261,17 @@ def _teacher_costs(manifest: Manifest, layout: RunLayout) -> dict[tuple[str, str
         spent = sum(line.cost_usd for line in read_records(ledger, LedgerEntry))
         costs[(label, entry["env"])] = costs.get((label, entry["env"]), 0.0) + spent
     return costs
+
+
+def _within(root: Path, model: str | None) -> str | None:
+    """``model``'s path relative to the run ``root`` when it lies there, so that a report
+    does not depend on where the run directory is."""
+    if model is None:
+        return None
+    try:
+        return Path(model).resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return model
 
 
 def _overall(path: Path, env: str) -> dict[str, Any] | None:

@@ -1,6 +1,8 @@
 """Where each stage of a run reads and writes: one place, so stages and ``iterate`` agree.
 
-``runs/<name>/`` holds the demos shared by every iteration, then one folder per iteration.
+``runs/<name>/`` holds one run per seed (``seed_run``: ``runs/<name>/seed<N>/``, whose files
+``RunLayout`` places): the seeds of one config side by side, reported together. A run holds the
+demos shared by every iteration, then one folder per iteration.
 Iteration k's ``model`` is rolled out (``rollout``) and corrected (``correction``); those
 corrections, with the demos and earlier corrections, make iteration k+1's ``data``.
 
@@ -18,6 +20,25 @@ from dataclasses import dataclass
 from pathlib import Path
 
 _ITERATION = re.compile(r"iter(?P<k>[0-9]+)")
+_SEED = re.compile(r"seed(?P<seed>[0-9]+)")
+MANIFEST_NAME = "manifest.json"
+
+
+def seed_run(run: Path, seed: int) -> Path:
+    """Where seed ``seed``'s run of the config whose ``run`` is ``run`` lives."""
+    return run / f"seed{seed}"
+
+
+def seeds_of(run: Path) -> list[int]:
+    """The seeds whose runs ``run`` holds (each a ``seed<N>`` folder with a manifest), in order."""
+    if not run.is_dir():
+        return []
+    found = (_SEED.fullmatch(child.name) for child in run.iterdir())
+    return sorted(
+        int(match["seed"])
+        for match in found
+        if match and (seed_run(run, int(match["seed"])) / MANIFEST_NAME).is_file()
+    )
 
 
 @dataclass(frozen=True)
@@ -35,6 +56,11 @@ class RunLayout:
     @property
     def privileged_state(self) -> Path:
         return self.root / "privileged_state.jsonl"
+
+    @property
+    def student(self) -> Path:
+        """The model iteration 0 starts from, when the run builds it (a tiny model)."""
+        return self.root / "student"
 
     def iteration(self, k: int) -> Path:
         return self.root / f"iter{k}"
@@ -71,7 +97,7 @@ class RunLayout:
     @property
     def manifest(self) -> Path:
         """``iterate``'s record of every stage: status, config, inputs, outputs, timings."""
-        return self.root / "manifest.json"
+        return self.root / MANIFEST_NAME
 
     @property
     def lock(self) -> Path:

@@ -2,7 +2,8 @@
 
 ``agentcli.iterate.stages`` builds an iteration's stages; ``run_stages`` runs them in order.
 For each stage the manifest records its status (pending, running, done, failed), its config
-and the config's hash, fingerprints of its inputs and outputs, a one-line summary and timings.
+and the config's hash, fingerprints of its inputs and outputs, a one-line summary, timings and
+the machine's load as it ended; the manifest also records the run's seed.
 The manifest is rewritten atomically before a stage starts and after it ends, so a killed run
 leaves one that says which stage was running.
 
@@ -34,6 +35,7 @@ import fcntl
 import hashlib
 import json
 import logging
+import os
 import shutil
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -97,12 +99,14 @@ class Manifest:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.seed: int | None = None  # the run's seed, which seeded every stage
         self.stages: dict[str, dict[str, Any]] = {}
         self.iterations: dict[str, dict[str, Any]] = {}
         if path.exists():
             try:
                 data = json.loads(path.read_text(encoding="utf-8"))
                 self.stages, self.iterations = data["stages"], data["iterations"]
+                self.seed = data.get("seed")
             except (ValueError, KeyError, TypeError):
                 raise UsageError(
                     f"{path} is not an agentgym manifest: move it away or choose another run"
@@ -111,6 +115,7 @@ class Manifest:
     def save(self) -> None:
         data = {
             "version": MANIFEST_VERSION,
+            "seed": self.seed,
             "iterations": self.iterations,
             "stages": self.stages,
         }
@@ -242,6 +247,7 @@ def _run(
         outputs=fingerprints(stage.outputs),
         seconds=round(entry["seconds"] + time.perf_counter() - started, 3),
         finished_at=_now(),
+        load=round(os.getloadavg()[1], 2),  # the machine's 5-minute load as the stage ended
     )
     entry.pop("error", None)
     manifest.save()

@@ -13,7 +13,7 @@ from agentcli.config import config_as_data, validate_config
 from agentcli.data.build import FILE_NAMES, BuildDataConfig
 from agentcli.errors import UsageError
 from agentcli.items import ItemSelection
-from agentcli.iterate.config import IterateConfig
+from agentcli.iterate.config import BuiltStudent, IterateConfig
 from agentcli.iterate.run_layout import RunLayout
 from agentcli.iterate.runner import Stage
 from agentcli.policy.engine_server import ENGINES
@@ -33,12 +33,13 @@ def iteration_stages(config: IterateConfig, progress: Progress) -> list[Stage]:
     plan = _Plan(config, progress)
     k = config.iter
     if k == 0:
-        stages = [plan.collect(env, control=False) for env in config.envs]
+        stages = [] if isinstance(config.model, Path) else [plan.student(config.model)]
+        stages += [plan.collect(env, control=False) for env in config.envs]
         if config.annotate:
             stages += [plan.annotate(env, control=False) for env in config.envs]
         if config.extract_state:
             stages += [plan.extract_state(env) for env in config.envs]
-        start = config.model
+        start = config.start_model
     elif config.method == "grpo":  # it plays its own episodes: no rollout, corrections, data
         return [plan.grpo(config.layout.model(k - 1))] + [
             plan.eval(env, control=False) for env in config.envs
@@ -68,6 +69,27 @@ class _Plan:
         self.layout = config.layout
         self.progress = progress
         self.k = config.iter
+
+    def student(self, built: BuiltStudent) -> Stage:
+        """The model iteration 0 starts from, initialised with the run's seed."""
+        from agentcli.models import build_tiny_model
+
+        out, seed = self.layout.student, self.config.seed
+        settings = built.tiny
+
+        def run() -> str:
+            build_tiny_model(out, seed=seed, hidden=settings.hidden, layers=settings.layers)
+            shape = f"hidden {settings.hidden}, {settings.layers} layers"
+            return f"tiny model ({shape}, seed {seed}) → {out}"
+
+        return Stage(
+            name="student",
+            iteration=self.k,
+            config={"tiny": settings.model_dump(), "seed": seed},
+            inputs=[],
+            outputs=[out],
+            run=run,
+        )
 
     # --- per environment ---------------------------------------------------------------------
 
@@ -217,6 +239,7 @@ class _Plan:
                     "control": control,
                     "out": out,
                     "view": self.config.view,
+                    "seed": self.config.seed,
                 },
                 source="the data section",
             )
@@ -260,6 +283,7 @@ class _Plan:
 
         data = self.layout.control_data if control else self.layout.data(self.k)
         settings = self.config.train.model_dump()
+        settings["hyperparameters"]["seed"] = self.config.seed
         if control and settings["hyperparameters"]["run_name"]:
             # iteration 1's settings, iteration 1's run name: in a tracker, a run of its own
             settings["hyperparameters"]["run_name"] += "-control"
@@ -301,6 +325,7 @@ class _Plan:
         # what the train section says (unset: grpo's own defaults, e.g. a step of one group),
         # less bc/sft's rendering
         settings = self.config.train.model_dump(exclude_unset=True, exclude={"rendering"})
+        settings.setdefault("hyperparameters", {})["seed"] = self.config.seed
         config = validate_config(
             TrainConfig,
             {
@@ -373,7 +398,7 @@ class _Plan:
     def _student(self, settings: BaseModel, model: Path) -> dict[str, Any]:
         """The stage's policy on ``model``: loaded here (local) or served by an engine the stage
         launches on it (vllm, sglang), so each stage plays the checkpoint it is meant to."""
-        policy = settings.model_dump()
+        policy = {**settings.model_dump(), "seed": self.config.seed}
         if policy["kind"] in ("local", *ENGINES):
             policy["model"] = model
         return policy

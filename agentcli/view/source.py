@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Literal
 
 from agentcli.errors import UsageError
-from agentcli.iterate.run_layout import RunLayout
+from agentcli.iterate.run_layout import RunLayout, seed_run, seeds_of
 
 SourceKind = Literal["run", "folder", "file"]
 CONTROL = "control"
@@ -70,6 +70,12 @@ def open_source(path: Path) -> Source:
         return Source(path, "folder", (_file_dataset(path / EPISODES_FILE, root=path),))
     if layout.demos.exists() or layout.iteration(0).is_dir():  # a run made stage by stage
         return Source(path, "run", _layout_datasets(layout, env=None, root=path, iterations=None))
+    seeds = seeds_of(path)
+    if seeds:
+        raise UsageError(
+            f"{path} holds the runs of seeds {', '.join(map(str, seeds))}: view one of them,"
+            f" e.g. agentgym view {seed_run(path, seeds[0])}"
+        )
     raise UsageError(
         f"{path} is neither a run (no manifest.json) nor an eval or rollout directory (no"
         f" {EPISODES_FILE}): give one of those, or a JSONL file of episodes or corrections"

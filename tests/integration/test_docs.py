@@ -135,7 +135,7 @@ def test_openenv_page_plays_an_item_with_openenvs_client(tmp_path):
 
 @pytest.mark.slow
 def test_view_page_exports_then_serves(tmp_path):
-    evaluated_run(tmp_path / "runs" / "quickstart")
+    evaluated_run(tmp_path / "runs" / "quickstart" / "seed0")
     exports, serves = bash_blocks(ROOT / "docs" / "view.md")[:2]
     run = run_block(exports, tmp_path, timeout=300)
     assert run.returncode == 0, f"view.md: {failure_text(run)}"

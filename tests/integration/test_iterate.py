@@ -68,8 +68,9 @@ def kill_during_iteration_one_training(process: subprocess.Popen, run: Path) -> 
 
 @pytest.mark.slow
 def test_iterate_survives_a_kill_during_training_and_report_draws_it(tiny_model, tmp_path):
-    run = tmp_path / "runs" / "tiny"
-    command = ("iterate", "--config", str(FIXTURE), "--iters", "0-1", f"run={run}")
+    runs = tmp_path / "runs" / "tiny"
+    run = runs / "seed0"  # the config's seed
+    command = ("iterate", "--config", str(FIXTURE), "--iters", "0-1", f"run={runs}")
     command += (f"model={tiny_model}",)
 
     kill_during_iteration_one_training(agentgym(*command), run)
@@ -91,7 +92,7 @@ def test_iterate_survives_a_kill_during_training_and_report_draws_it(tiny_model,
     assert rerun.returncode == 0, stderr[-3000:]
     assert "iteration 0: 0 stages run, 5 skipped" in stdout
     assert "iteration 1: 7 stages run, 3 skipped" in stdout
-    assert f"report → {run / 'report.csv'}, " in stdout
+    assert f"report → {runs / 'report.csv'}, " in stdout  # across its seeds: seed 0
     written = json.loads((run / "report.json").read_text())
     assert [(r["iteration"], r["control"]) for r in written["rows"]] == [
         (0, False), (1, False), (1, True),

@@ -68,7 +68,7 @@ def test_two_nodes_train_as_the_page_says(tiny_model, tmp_path):
         (tmp_path / f"node{rank}.yaml").write_text(yaml.safe_dump(node))
     data = tmp_path / "bc.json"
     data.write_text(json.dumps([agentgym_conversation(index) for index in range(16)]))
-    out = tmp_path / "runs" / "two-nodes" / "iter0" / "model"
+    out = tmp_path / "runs" / "two-nodes" / "seed0" / "iter0" / "model"  # as iterate lays it out
     logs = {rank: tmp_path / f"node{rank}.log" for rank in (0, 1)}  # files: a full pipe stalls
     [join] = [
         line.strip()

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from agentcli.errors import ConfigError, UsageError
-from agentcli.iterate.config import IterateConfig, iteration_numbers
-from agentcli.iterate.loop import resolve_iterations, run_iteration
+from agentcli.iterate.config import IterateConfig, iteration_numbers, seed_numbers
+from agentcli.iterate.loop import resolve_iterations, run_iteration, run_iterations
 from agentcli.iterate.stages import iteration_stages
 
 BASE = """\
@@ -131,7 +131,7 @@ def test_the_stages_of_iteration_zero_and_one_per_env(config_file):
 def test_iteration_one_learns_from_model_zero_and_the_control_matches_it(config_file, tmp_path):
     config = resolve(config_file, 1, overrides=("control=true",))[0]
     stages = {stage.key: stage for stage in iteration_stages(config, lambda *_: None)}
-    run = tmp_path / "run"
+    run = tmp_path / "run" / "seed0"  # the config's seed: 0 unless it says otherwise
     rollout = stages["iter1/rollout/textcraft"].config
     assert rollout["policy"]["model"] == str(run / "iter0" / "model")
     assert rollout["policy"]["temperature"] == 0.5
@@ -162,7 +162,7 @@ def test_a_grpo_iteration_trains_from_the_last_model_and_evaluates(config_file, 
     config = resolve(config_file, 2, overrides=overrides)[0]
     assert keys(config) == ["iter2/train", "iter2/eval/textcraft"]
     train = iteration_stages(config, lambda *_: None)[0].config
-    run = tmp_path / "run"
+    run = tmp_path / "run" / "seed0"
     assert (train["method"], train["model"]) == ("grpo", str(run / "iter1" / "model"))
     assert train["out"] == str(run / "iter2" / "model") and train["resume"] is True
     grpo = train["grpo"]
@@ -178,3 +178,60 @@ def test_a_grpo_iteration_trains_from_the_last_model_and_evaluates(config_file, 
     ]:
         with pytest.raises(ConfigError, match=message):
             keys(resolve(config_file, iteration, overrides=(*overrides, *extra))[0])
+
+
+def test_the_runs_seed_seeds_every_stage_in_a_folder_of_its_own(config_file, tmp_path):
+    built = ("model={tiny: {hidden: 32, layers: 1}}", "control=true")
+    first, second = resolve_iterations(config_file, [0, 1], list(built), seeds=[3])
+    assert (first.seed, second.seed) == (3, 3)
+    run = tmp_path / "run" / "seed3"
+    zero = {stage.key: stage for stage in iteration_stages(first, lambda *_: None)}
+    one = {stage.key: stage for stage in iteration_stages(second, lambda *_: None)}
+    # the run builds its student first, initialised with the run's seed, and trains it
+    assert list(zero)[0] == "iter0/student"
+    assert zero["iter0/student"].config == {"tiny": {"hidden": 32, "layers": 1}, "seed": 3}
+    assert zero["iter0/student"].outputs == [run / "student"]
+    assert zero["iter0/train"].config["model"] == str(run / "student")
+    for stages, key in [(zero, "iter0/train"), (one, "iter1/train"), (one, "iter1/control-train")]:
+        assert stages[key].config["hyperparameters"]["seed"] == 3, key
+    assert one["iter1/rollout/textcraft"].config["policy"]["seed"] == 3
+    assert zero["iter0/eval/textcraft"].config["policy"]["seed"] == 3
+    assert one["iter1/control-build-data"].config["textcraft"]["seed"] == 3
+    assert one["iter1/rollout/textcraft"].config["out"] == str(run / "textcraft/iter0/rollout")
+
+
+def test_seeds_run_one_after_another_each_with_its_iterations(config_file):
+    configs = resolve_iterations(config_file, [0, 1], [], seeds=[0, 1])
+    assert [(c.seed, c.iter) for c in configs] == [(0, 0), (0, 1), (1, 0), (1, 1)]
+    assert [c.layout.root.name for c in configs] == ["seed0", "seed0", "seed1", "seed1"]
+
+
+@pytest.mark.parametrize(
+    "override",
+    ["train.hyperparameters.seed=1", "data.seed=1", "rollout.policy.seed=1", "eval.policy.seed=1"],
+)
+def test_a_section_seeded_apart_from_the_run_is_refused(config_file, override):
+    section = override.removesuffix(".seed=1")
+    with pytest.raises(ConfigError, match=f"{section}.seed: every stage of a run is seeded"):
+        resolve(config_file, 0, overrides=(override,))
+
+
+@pytest.mark.parametrize(
+    ("seed", "seeds", "numbers"),
+    [(None, None, None), (4, None, [4]), (None, "0-4", [0, 1, 2, 3, 4])],
+)
+def test_seed_numbers(seed, seeds, numbers):
+    assert seed_numbers(seed, seeds) == numbers
+
+
+@pytest.mark.parametrize(("seed", "seeds"), [(1, "0-1"), (None, "2-1"), (None, "a"), (-1, None)])
+def test_seed_numbers_refuse_what_is_not_one_choice(seed, seeds):
+    with pytest.raises(UsageError):
+        seed_numbers(seed, seeds)
+
+
+def test_a_run_laid_out_before_seeds_is_not_mixed_with_seeds(config_file, tmp_path):
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "manifest.json").write_text("{}")
+    with pytest.raises(UsageError, match="before runs had a folder per seed"):
+        run_iterations(resolve(config_file, 0), progress=lambda: None, on_iteration=lambda *_: None)

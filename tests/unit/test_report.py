@@ -20,7 +20,7 @@ from agentcli.iterate.report import (
     report_figure,
     write_report,
 )
-from agentcli.iterate.run_layout import RunLayout
+from agentcli.iterate.run_layout import RunLayout, seed_run
 from agentcli.iterate.runner import Manifest
 from agentcli.teacher.ledger import LedgerEntry
 
@@ -36,11 +36,13 @@ def ledger_line(cost: float) -> LedgerEntry:
     )  # fmt: skip
 
 
-def make_run(root):
-    layout = RunLayout(root)
+def make_run(base):
+    """Seed 0's run of the config whose run directory is ``base``."""
+    layout = RunLayout(seed_run(base, 0))
     manifest = Manifest(layout.manifest)
+    manifest.seed = 0
     for k in (0, 1):
-        manifest.iterations[str(k)] = {"config": {"run": str(root), "envs": ENVS}}
+        manifest.iterations[str(k)] = {"config": {"run": str(base), "seed": 0, "envs": ENVS}}
         summary = {"steps": 10 * (k + 1), "global_step": 10 * (k + 1), "tokens": 1000 * (k + 1)}
         layout.model(k).mkdir(parents=True)
         (layout.model(k) / "train_summary.json").write_text(json.dumps(summary))
@@ -180,7 +182,7 @@ def test_the_report_files_hold_every_row_and_its_comparisons(tmp_path):
     document = json.loads((layout.root / "report.json").read_text())
     assert [row["iteration"] for row in document["rows"]] == [0, 0, 1, 1, 1, 1]
     assert document["rows"][5] == {
-        "iteration": 1, "control": True, "env": "babyai", "split": "test", "items": 100,
+        "seed": 0, "iteration": 1, "control": True, "env": "babyai", "split": "test", "items": 100,
         "success_rate": 0.45, "success_se": pytest.approx((0.45 * 0.55 / 100) ** 0.5),
         "mean_score": 0.45, "score_se": 0.05, "mean_steps": 7.5, "train_steps": 20,
         "tokens_trained": None, "teacher_cost": 0.0, "model": "model-control",

@@ -1,0 +1,138 @@
+"""A run directory's seeds reported together: each seed's rows and comparisons, and across the
+seeds each model's mean, deviation and range and each difference's mean and standard error;
+a published report.json set beside a run's."""
+
+from __future__ import annotations
+
+import csv
+import json
+import statistics
+
+import pytest
+
+from agentcli.data.jsonl import write_records
+from agentcli.data.records import Episode
+from agentcli.errors import UsageError
+from agentcli.evaluate import Metrics, write_metrics
+from agentcli.iterate.run_layout import RunLayout, seed_run
+from agentcli.iterate.runner import Manifest
+from agentcli.iterate.seeds import beside_published, read_sweep, write_sweep_report
+
+ENV = "babyai"
+# per seed: each model's successes on items 0-3
+WINS = {
+    0: {"0": [0, 0, 1, 0], "1": [1, 1, 1, 0], "control": [0, 1, 1, 0]},
+    3: {"0": [1, 0, 0, 0], "1": [1, 1, 0, 1], "control": [1, 0, 0, 1]},
+}
+
+
+def seed_of_run(base, seed: int, wins: dict[str, list[int]] | None = None) -> RunLayout:
+    layout = RunLayout(seed_run(base, seed))
+    manifest = Manifest(layout.manifest)
+    manifest.seed = seed
+    for k in (0, 1):
+        manifest.iterations[str(k)] = {"config": {"run": str(base), "seed": seed, "envs": [ENV]}}
+    manifest.stages["iter0/train"] = {"seconds": 10.0 + seed, "load": 1.5}
+    manifest.save()
+    where = layout.env(ENV)
+    for label, wins in (wins or WINS[seed]).items():
+        folder = where.control_eval if label == "control" else where.eval(int(label))
+        episodes = [Episode(item_id=f"{ENV}_{i}", env=ENV, instruction="", success=bool(won),
+                            n_steps=0) for i, won in enumerate(wins)]  # fmt: skip
+        write_records(folder / "episodes.jsonl", episodes)
+        rate = sum(wins) / len(wins)
+        write_metrics([Metrics(ENV, "all", len(wins), rate, rate, 1.0, 0, 0.0, 0.0)], folder,
+                      {"split": "test", "model": str(layout.model(0))})  # fmt: skip
+    return layout
+
+
+def test_each_seed_and_the_spread_across_them(tmp_path):
+    for seed in WINS:
+        seed_of_run(tmp_path, seed)
+    sweep = read_sweep(tmp_path)
+    assert [report.seed for report in sweep.seeds] == [0, 3]
+    spreads = {s.iteration: s for s in sweep.spreads}
+    assert (spreads["1"].mean, spreads["1"].low, spreads["1"].high) == (0.75, 0.75, 0.75)
+    assert spreads["0"].sd == pytest.approx(statistics.stdev([0.25, 0.25]))
+    assert spreads["control"].mean == pytest.approx(0.5) and spreads["control"].seeds == 2
+    differences = {(d.model, d.baseline): d for d in sweep.differences}
+    versus_zero = differences[("1", "0")]  # seed 0: +0.5, seed 3: +0.5
+    assert (versus_zero.mean, versus_zero.standard_error, versus_zero.ahead) == (0.5, 0.0, 2)
+    versus_control = differences[("1", "control")]  # seed 0: +0.25, seed 3: +0.25
+    assert versus_control.mean == pytest.approx(0.25)
+    assert versus_control.standard_error == pytest.approx(0.0)
+
+
+def test_the_files_beside_the_seeds(tmp_path):
+    for seed in WINS:
+        seed_of_run(tmp_path, seed)
+    write_sweep_report(tmp_path)
+    document = json.loads((tmp_path / "report.json").read_text())
+    assert document["seeds"] == [0, 3]
+    assert [(r["seed"], r["iteration"], r["control"]) for r in document["rows"]] == [
+        (0, 0, False), (0, 1, False), (0, 1, True), (3, 0, False), (3, 1, False), (3, 1, True),
+    ]  # fmt: skip
+    assert {r["model"] for r in document["rows"]} == {"iter0/model"}  # in the run, not where
+    assert {(c["seed"], c["baseline"]) for c in document["comparisons"]} == {
+        (0, "0"), (0, "control"), (3, "0"), (3, "control"),
+    }  # fmt: skip
+    across = {(r["iteration"], r["control"]): r for r in document["across_seeds"]["rows"]}
+    assert across[(1, False)]["success_mean"] == 0.75 and across[(1, True)]["seeds"] == 2
+    timings = {s["seed"]: s for s in document["timings"]["seeds"]}
+    assert (timings[3]["seconds"], timings[3]["load_average"]) == (13.0, 1.5)
+    with (tmp_path / "report.csv").open() as file:
+        lines = list(csv.DictReader(file))
+    assert [line["seed"] for line in lines] == ["0", "0", "0", "3", "3", "3", "", "", ""]
+    assert float(lines[-2]["success_rate"]) == 0.75 and lines[-2]["seeds"] == "2"
+    assert (tmp_path / "report.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_run_beside_a_published_report(tmp_path):
+    published = tmp_path / "published"
+    for seed in WINS:
+        seed_of_run(published, seed)
+    write_sweep_report(published)
+    mine = tmp_path / "mine"
+    seed_of_run(mine, 0)
+    seed_of_run(tmp_path / "other", 0, {**WINS[0], "1": [1, 1, 0, 0]})
+    same = {b.iteration: b for b in beside_published(read_sweep(mine), published / "report.json")}
+    assert same["1"].published == same["1"].success_rate == 0.75
+    assert (same["1"].spread.low, same["1"].spread.high, same["1"].spread.seeds) == (0.75, 0.75, 2)
+    other = {
+        b.iteration: b
+        for b in beside_published(read_sweep(tmp_path / "other"), published / "report.json")
+    }
+    assert (other["1"].success_rate, other["1"].published) == (0.5, 0.75)
+    (tmp_path / "bad.json").write_text(json.dumps({"rows": []}))
+    with pytest.raises(UsageError, match="is not a report.json of seeds"):
+        beside_published(read_sweep(mine), tmp_path / "bad.json")
+
+
+def test_a_directory_without_seeds_is_one_line(tmp_path):
+    with pytest.raises(UsageError, match="holds no seed's run"):
+        read_sweep(tmp_path)
+    assert write_sweep_report(tmp_path) is None
+    assert not (tmp_path / "report.json").exists()
+
+
+def test_report_prints_each_seed_then_across_them_then_beside_the_published(tmp_path):
+    from tests.support.cli import agentgym
+
+    for seed in WINS:
+        seed_of_run(tmp_path / "runs", seed)
+    write_sweep_report(tmp_path / "runs")
+    printed = agentgym(
+        "report", str(tmp_path / "runs"), "--published", str(tmp_path / "runs" / "report.json")
+    )
+    assert printed.returncode == 0, printed.stderr
+    out = printed.stdout
+    assert out.index("seed 0") < out.index("seed 3") < out.index("across seeds")
+    assert "babyai: iteration 1 − control across 2 seeds: +25.0 ± 0.0 points" in out
+    assert "ahead in 2 of 2" in out
+    assert (
+        "iteration 1 (babyai, seed 3): 75.0%, the same as "
+        f"{tmp_path / 'runs' / 'report.json'}'s seed 3; its 2 seeds 75.0–75.0%, mean 75.0%"
+    ) in out
+    published = str(tmp_path / "runs" / "report.json")
+    one_run = agentgym("report", str(tmp_path / "runs" / "seed0"), "--published", published)
+    assert one_run.returncode == 2 and "compares a run directory of seeds" in one_run.stderr
