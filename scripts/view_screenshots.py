@@ -1,6 +1,6 @@
 """The screenshots of docs/view.md: `agentgym view` on a run, in headless Chromium.
 
-    PYTHONPATH=. .venv/bin/python scripts/view_screenshots.py runs/quickstart/seed0   # after make demo
+    PYTHONPATH=. .venv/bin/python scripts/view_screenshots.py runs/quickstart/seed0  # make demo
 
 Serves the run as `agentgym view` does and writes, into docs/ (or --out):
 

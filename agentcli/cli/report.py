@@ -61,7 +61,7 @@ def report(
         return
     from agentcli.iterate.report import CSV_NAME, JSON_NAME, PLOT_NAME, write_report
     from agentcli.iterate.run_layout import RunLayout
-    from agentcli.iterate.seeds import beside_published, read_sweep, write_sweep_report
+    from agentcli.iterate.seeds import beside_published, write_sweep_report
 
     if RunLayout(path).manifest.is_file():
         if published is not None:
@@ -69,7 +69,7 @@ def report(
         rows, comparisons = write_report(path)
         _show_run(str(path), rows, comparisons)
     else:
-        sweep = write_sweep_report(path) or read_sweep(path)  # read_sweep says what is missing
+        sweep = write_sweep_report(path)
         _show_sweep(sweep)
         if published is not None:
             _show_beside(published, beside_published(sweep, published))

@@ -37,6 +37,10 @@ CSV_NAME = "report.csv"
 JSON_NAME = "report.json"
 
 
+class NotEvaluatedError(UsageError):
+    """A run none of whose iterations has been evaluated: it has no report yet."""
+
+
 @dataclass(frozen=True)
 class Row:
     iteration: str  # "0", "1", ... or "control"
@@ -105,7 +109,9 @@ def read_report(run: Path) -> list[Row]:
                     )
                 )
     if not rows:
-        raise UsageError(f"{run}: no iteration has been evaluated yet; run `agentgym iterate`")
+        raise NotEvaluatedError(
+            f"{run}: no iteration has been evaluated yet; run `agentgym iterate`"
+        )
     return rows
 
 

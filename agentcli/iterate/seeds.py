@@ -34,6 +34,7 @@ from agentcli.iterate.report import (
     CSV_NAME,
     JSON_NAME,
     PLOT_NAME,
+    NotEvaluatedError,
     Row,
     paired_comparisons,
     read_report,
@@ -104,7 +105,7 @@ def read_sweep(run: Path) -> Sweep:
         root = seed_run(run, seed)
         try:
             rows = read_report(root)
-        except UsageError:  # not evaluated yet: it joins the sweep once it is
+        except NotEvaluatedError:  # it joins the sweep once it is evaluated
             continue
         reports.append(SeedReport(seed, rows, paired_comparisons(root, rows)))
     if not reports:
@@ -112,13 +113,10 @@ def read_sweep(run: Path) -> Sweep:
     return Sweep(run, reports, _spreads(reports), _differences(reports))
 
 
-def write_sweep_report(run: Path) -> Sweep | None:
+def write_sweep_report(run: Path) -> Sweep:
     """``read_sweep`` written beside the seeds' runs: ``report.json``, ``report.csv`` and
-    ``report.png``; None (nothing written) while no seed has been evaluated."""
-    try:
-        sweep = read_sweep(run)
-    except UsageError:
-        return None
+    ``report.png``."""
+    sweep = read_sweep(run)
     write_atomic(run / JSON_NAME, json.dumps(sweep_document(sweep), indent=2) + "\n")
     write_atomic(run / CSV_NAME, sweep_csv(sweep))
     plot_sweep(sweep, run / PLOT_NAME)
