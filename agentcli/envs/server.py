@@ -34,6 +34,7 @@ from agentcli.envs.protocol import (
     SessionRequest,
     StepRequest,
     detail_after_reset,
+    parse_json,
     payload,
 )
 from agentcli.envs.registry import get_spec, require_simulator
@@ -47,6 +48,7 @@ from agentcli.errors import (
 )
 
 log = logging.getLogger("agentgym.server")
+NOT_JSON = "malformed request: the body is not valid JSON"
 
 
 class ServeConfig(CommandConfig):
@@ -100,7 +102,9 @@ class _BootIdMiddleware:
 class _RequestLimits:
     """Reads each request's body before the app sees it, within ``max_bytes`` (HTTP 413) and
     ``timeout_s`` for each part to arrive (HTTP 408), so that a huge body cannot fill memory
-    and a stalled one cannot hold a connection. Bodies here are small JSON objects."""
+    and a stalled one cannot hold a connection. Bodies here are small JSON objects: one that
+    is not JSON gets the 422 every malformed body gets, here, since FastAPI's parser answers
+    what it fails on other than by syntax (nesting too deep) with a 400 of its own shape."""
 
     def __init__(self, app: Any, max_bytes: int, timeout_s: float) -> None:
         self.app = app
@@ -126,6 +130,11 @@ class _RequestLimits:
             more = message.get("more_body", False)
             if len(body) > self.max_bytes:
                 return await _send_error(send, 413, self._too_large())
+        if body:
+            try:
+                parse_json(body)
+            except ValueError:
+                return await _send_error(send, 422, NOT_JSON)
         await self.app(scope, replaying(body, receive), send)
 
     def _too_large(self) -> str:
@@ -170,7 +179,7 @@ def _validation_message(exc: RequestValidationError) -> str:
     problems = []
     for error in exc.errors():
         if error.get("type") == "json_invalid":
-            return "malformed request: the body is not valid JSON"
+            return NOT_JSON
         where = ".".join(str(part) for part in error.get("loc", ()) if part != "body")
         message = str(error.get("msg", "invalid")).removeprefix("Value error, ")
         problems.append(f"{where or 'body'}: {message}")
@@ -212,7 +221,7 @@ def create_app(
     app = FastAPI(
         title=f"agentgym {spec.name} server", lifespan=lifespan, responses=ERROR_RESPONSES
     )
-    if wire.id_field != "id":  # innermost: it reads the body _RequestLimits has bounded
+    if wire.id_field != "id":  # innermost: it reads the body _RequestLimits has checked
         app.add_middleware(RenamedWire, wire=wire)
     app.add_middleware(
         _RequestLimits, max_bytes=settings.max_body_bytes, timeout_s=settings.read_timeout_s
