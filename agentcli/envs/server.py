@@ -72,9 +72,22 @@ class ServeConfig(CommandConfig):
         1 << 20, ge=1024, description="A request body larger than this gets HTTP 413."
     )
     read_timeout_s: float = Field(
-        30.0, gt=0, description="A request body that has not arrived by then gets HTTP 408."
+        30.0,
+        gt=0,
+        description="A connection that has not sent a request's head this long after it opened"
+        " (or after the previous answer) is closed; a body that has not arrived by then gets"
+        " HTTP 408.",
+    )
+    max_connections: int | None = Field(
+        None,
+        ge=1,
+        description="Open connections at most (HTTP and OpenEnv's /ws, each of whose sessions"
+        " holds one); one more is answered 503 and closed; default: 4 × max_sessions.",
     )
     log_level: Literal["critical", "error", "warning", "info", "debug"] = "info"
+
+    def connection_bound(self) -> int:
+        return self.max_connections or 4 * self.max_sessions
 
 
 class _BootIdMiddleware:
@@ -425,16 +438,18 @@ def _check_port_free(host: str, port: int) -> None:
 
 def serve(config: ServeConfig) -> None:
     """Run the server in the foreground until interrupted."""
-    import uvicorn
+    from agentcli import serving
 
     spec = get_spec(config.env)
     require_simulator(spec, otherwise=f"no server; it needs {spec.requires}")
     port = config.port or spec.default_port
     _check_port_free(config.host, port)
-    uvicorn.run(
+    serving.server(
         create_app(spec, settings=config),
+        head_timeout_s=config.read_timeout_s,
+        max_connections=config.connection_bound(),
         host=config.host,
         port=port,
         log_level=config.log_level,
         access_log=config.log_level == "debug",
-    )
+    ).run()
