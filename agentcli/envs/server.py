@@ -444,6 +444,9 @@ def serve(config: ServeConfig) -> None:
     require_simulator(spec, otherwise=f"no server; it needs {spec.requires}")
     port = config.port or spec.default_port
     _check_port_free(config.host, port)
+    note = spec.note()
+    if note:  # what this machine's settings make of the env (alfworld's games, webshop's tagger)
+        log.warning("%s: %s", spec.name, note)
     serving.server(
         create_app(spec, settings=config),
         head_timeout_s=config.read_timeout_s,
