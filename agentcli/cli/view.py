@@ -66,9 +66,11 @@ def view(
         if port is not None or host is not None:
             raise UsageError("--port and --host are for serving; --export writes files: drop them")
         exported = export_site(path, export, overwrite=overwrite)
+        skipped = len(exported.skipped)
         result(
             f"{exported.records:,} records of {exported.datasets} files → {exported.out}"
             f" (open {exported.out / 'index.html'})"
+            + (f"; skipped {skipped} that link outside {path}" if skipped else "")
         )
         return
     if overwrite:

@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 import agentcli
 from agentcli.data.records import item_id, parse_item_id
 from agentcli.envs.base import EnvSpec, Transition
-from agentcli.envs.protocol import MAX_ACTION_CHARS
+from agentcli.envs.protocol import MAX_ACTION_CHARS, parse_json
 from agentcli.envs.sessions import HTTPError, SessionRegistry, Slot, run_locked
 from agentcli.errors import UsageError
 
@@ -207,14 +207,17 @@ class _Conversation:
         self.registry = registry
         self.session_id = session_id
 
-    async def answer(self, raw: str) -> dict[str, Any] | None:
-        """The answer to one message; None for ``close``."""
+    async def answer(self, text: str | None) -> dict[str, Any] | None:
+        """The answer to one message, the text of a frame (None: a binary frame); None for
+        ``close``."""
+        if text is None:
+            raise _Refusal("INVALID_JSON", "Invalid JSON: a binary frame; send text frames")
         try:
-            message = json.loads(raw)
-        except json.JSONDecodeError as exc:
+            message = parse_json(text)
+        except ValueError as exc:
             raise _Refusal("INVALID_JSON", f"Invalid JSON: {exc}") from None
         kind = message.get("type", "") if isinstance(message, dict) else ""
-        if kind not in _MESSAGES:
+        if not isinstance(kind, str) or kind not in _MESSAGES:  # a list is no key of a dict
             raise _Refusal("UNKNOWN_TYPE", f"Unknown message type: {kind}")
         try:
             parsed = _MESSAGES[kind].model_validate(message)
@@ -294,9 +297,11 @@ def add_openenv_routes(
 
     async def converse(websocket: WebSocket, conversation: _Conversation) -> None:
         while True:
-            raw = await websocket.receive_text()
+            frame = await websocket.receive()
+            if frame["type"] == "websocket.disconnect":
+                return
             try:
-                answer = await conversation.answer(raw)
+                answer = await conversation.answer(frame.get("text"))
             except _Refusal as refusal:
                 await websocket.send_text(json.dumps(refusal.answer))
                 if refusal.ends:

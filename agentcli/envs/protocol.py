@@ -9,6 +9,7 @@ derives it with the format's ``infer_success``.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Annotated, Any
@@ -18,11 +19,36 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, m
 from agentcli.envs.base import PromptStyle, Transition
 
 MAX_ACTION_CHARS = 2000
+MAX_JSON_DEPTH = 100  # a request or frame nests 3 levels; Ruby's JSON parser refuses > 100
 TRANSITION_FIELDS = ("observation", "reward", "score", "done", "available_actions")
 
 
 def _integral(value: Any) -> Any:
     return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def parse_json(text: str | bytes) -> Any:
+    """``text`` as JSON, or ValueError for whatever is not: bad syntax or encoding, or nesting
+    deeper than ``MAX_JSON_DEPTH``. ``json`` raises RecursionError at about 1,000 levels, a
+    little sooner the deeper the caller's stack, so a body that passes one parser could fail
+    FastAPI's: the bound keeps every parser of a request far from that limit."""
+    too_deep = ValueError(f"nested deeper than {MAX_JSON_DEPTH} levels")
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise too_deep from None
+    depth, level = 0, [value] if isinstance(value, list | dict) else []
+    while level:  # the containers a level down, without recursion
+        depth += 1
+        if depth > MAX_JSON_DEPTH:
+            raise too_deep
+        level = [
+            inner
+            for outer in level
+            for inner in (outer.values() if isinstance(outer, dict) else outer)
+            if isinstance(inner, list | dict)
+        ]
+    return value
 
 
 # A JSON integer, as JSON Schema means it (3 or 3.0), never true or "3": JSON false is not

@@ -34,6 +34,7 @@ from agentcli.envs.protocol import (
     SessionRequest,
     StepRequest,
     detail_after_reset,
+    parse_json,
     payload,
 )
 from agentcli.envs.registry import get_spec, require_simulator
@@ -47,6 +48,7 @@ from agentcli.errors import (
 )
 
 log = logging.getLogger("agentgym.server")
+NOT_JSON = "malformed request: the body is not valid JSON"
 
 
 class ServeConfig(CommandConfig):
@@ -70,9 +72,22 @@ class ServeConfig(CommandConfig):
         1 << 20, ge=1024, description="A request body larger than this gets HTTP 413."
     )
     read_timeout_s: float = Field(
-        30.0, gt=0, description="A request body that has not arrived by then gets HTTP 408."
+        30.0,
+        gt=0,
+        description="A connection that has not sent a request's head this long after it opened"
+        " (or after the previous answer) is closed; a body that has not arrived by then gets"
+        " HTTP 408.",
+    )
+    max_connections: int | None = Field(
+        None,
+        ge=1,
+        description="Open connections at most (HTTP and OpenEnv's /ws, each of whose sessions"
+        " holds one); one more is answered 503 and closed; default: 4 × max_sessions.",
     )
     log_level: Literal["critical", "error", "warning", "info", "debug"] = "info"
+
+    def connection_bound(self) -> int:
+        return self.max_connections or 4 * self.max_sessions
 
 
 class _BootIdMiddleware:
@@ -100,7 +115,9 @@ class _BootIdMiddleware:
 class _RequestLimits:
     """Reads each request's body before the app sees it, within ``max_bytes`` (HTTP 413) and
     ``timeout_s`` for each part to arrive (HTTP 408), so that a huge body cannot fill memory
-    and a stalled one cannot hold a connection. Bodies here are small JSON objects."""
+    and a stalled one cannot hold a connection. Bodies here are small JSON objects: one that
+    is not JSON gets the 422 every malformed body gets, here, since FastAPI's parser answers
+    what it fails on other than by syntax (nesting too deep) with a 400 of its own shape."""
 
     def __init__(self, app: Any, max_bytes: int, timeout_s: float) -> None:
         self.app = app
@@ -126,6 +143,11 @@ class _RequestLimits:
             more = message.get("more_body", False)
             if len(body) > self.max_bytes:
                 return await _send_error(send, 413, self._too_large())
+        if body:
+            try:
+                parse_json(body)
+            except ValueError:
+                return await _send_error(send, 422, NOT_JSON)
         await self.app(scope, replaying(body, receive), send)
 
     def _too_large(self) -> str:
@@ -170,7 +192,7 @@ def _validation_message(exc: RequestValidationError) -> str:
     problems = []
     for error in exc.errors():
         if error.get("type") == "json_invalid":
-            return "malformed request: the body is not valid JSON"
+            return NOT_JSON
         where = ".".join(str(part) for part in error.get("loc", ()) if part != "body")
         message = str(error.get("msg", "invalid")).removeprefix("Value error, ")
         problems.append(f"{where or 'body'}: {message}")
@@ -212,7 +234,7 @@ def create_app(
     app = FastAPI(
         title=f"agentgym {spec.name} server", lifespan=lifespan, responses=ERROR_RESPONSES
     )
-    if wire.id_field != "id":  # innermost: it reads the body _RequestLimits has bounded
+    if wire.id_field != "id":  # innermost: it reads the body _RequestLimits has checked
         app.add_middleware(RenamedWire, wire=wire)
     app.add_middleware(
         _RequestLimits, max_bytes=settings.max_body_bytes, timeout_s=settings.read_timeout_s
@@ -416,16 +438,21 @@ def _check_port_free(host: str, port: int) -> None:
 
 def serve(config: ServeConfig) -> None:
     """Run the server in the foreground until interrupted."""
-    import uvicorn
+    from agentcli import serving
 
     spec = get_spec(config.env)
     require_simulator(spec, otherwise=f"no server; it needs {spec.requires}")
     port = config.port or spec.default_port
     _check_port_free(config.host, port)
-    uvicorn.run(
+    note = spec.note()
+    if note:  # what this machine's settings make of the env (alfworld's games, webshop's tagger)
+        log.warning("%s: %s", spec.name, note)
+    serving.server(
         create_app(spec, settings=config),
+        head_timeout_s=config.read_timeout_s,
+        max_connections=config.connection_bound(),
         host=config.host,
         port=port,
         log_level=config.log_level,
         access_log=config.log_level == "debug",
-    )
+    ).run()

@@ -39,7 +39,7 @@ from typing import Any
 
 from agentcli.common import END_ERROR
 from agentcli.conversation import StudentView, episode_conversation
-from agentcli.data.jsonl import append_records
+from agentcli.data.jsonl import append_records, read_records, write_records
 from agentcli.data.records import ChatMessage, Episode
 from agentcli.errors import UsageError
 from agentcli.train.arguments import trainer_arguments
@@ -147,8 +147,10 @@ def rollout_function(config: TrainConfig, play: EpisodePlayer, tokenizer: Any) -
     """TRL's ``rollout_func``: plays the prompts' items, returns their tokens (the module)."""
     grpo = config.grpo
     hook = load_reward_hook(grpo.reward)
+    first = True  # this process's first step: where a resumed run picks up its episodes
 
     def rollout(prompts: list[str], trainer: Any) -> dict[str, Any]:
+        nonlocal first
         model = trainer.accelerator.unwrap_model(trainer.model)
         step = trainer.state.global_step
         episodes = play(prompts, model, tokenizer, step=step)
@@ -156,7 +158,11 @@ def rollout_function(config: TrainConfig, play: EpisodePlayer, tokenizer: Any) -
         flat = zero_variance_groups(prompts, rewards, grpo.num_generations)
         tokens = [episode_tokens(tokenizer, episode, grpo.view) for episode in episodes]
         drop = grpo.zero_variance == "drop"
-        _keep_episodes(config, trainer, episodes, rewards)
+        path = _episodes_path(config, trainer)
+        if first:
+            drop_episodes_from(path, step)
+            first = False
+        _keep_episodes(path, episodes, rewards)
         return {
             "prompt_ids": [t.prompt_ids for t in tokens],
             "completion_ids": [t.completion_ids for t in tokens],
@@ -174,13 +180,26 @@ def rollout_function(config: TrainConfig, play: EpisodePlayer, tokenizer: Any) -
     return rollout
 
 
-def _keep_episodes(
-    config: TrainConfig, trainer: Any, episodes: Sequence[Episode], rewards: Sequence[Any]
-) -> None:
-    """Append the step's episodes (with the reward trained on) to ``out/episodes.jsonl``, or
-    ``episodes.rankN.jsonl`` on rank N > 0."""
+def _episodes_path(config: TrainConfig, trainer: Any) -> Path:
+    """``out/episodes.jsonl``, or ``episodes.rankN.jsonl`` on rank N > 0."""
     rank = trainer.accelerator.process_index
-    path = config.out / (EPISODES_NAME if rank == 0 else f"episodes.rank{rank}.jsonl")
+    return config.out / (EPISODES_NAME if rank == 0 else f"episodes.rank{rank}.jsonl")
+
+
+def drop_episodes_from(path: Path, step: int) -> None:
+    """Drop the episodes of ``step`` and later from ``path``: those a run killed after its last
+    checkpoint had played, which its resumed run (from ``step``) plays again."""
+    if not path.exists():
+        return
+    episodes = read_records(path, Episode)
+    kept = [episode for episode in episodes if episode.meta["step"] < step]
+    if len(kept) < len(episodes):
+        log.info("grpo: %s: the episodes of step %d on are played again", path, step)
+        write_records(path, kept)
+
+
+def _keep_episodes(path: Path, episodes: Sequence[Episode], rewards: Sequence[Any]) -> None:
+    """Append the step's episodes, with the reward trained on."""
     append_records(
         path,
         [
@@ -192,7 +211,9 @@ def _keep_episodes(
 
 def build_grpo_trainer(config: TrainConfig, model: Any, tokenizer: Any, play: EpisodePlayer):
     from datasets import Dataset
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOConfig
+
+    from agentcli.train.grpo_trainer import ResumableGRPOTrainer
 
     grpo = config.grpo
     items = play.item_ids()
@@ -224,7 +245,7 @@ def build_grpo_trainer(config: TrainConfig, model: Any, tokenizer: Any, play: Ep
     with warnings.catch_warnings():
         # what TRL calls experimental is what this module is built on (and tested against)
         warnings.filterwarnings("ignore", "You are using 'rollout_func'", UserWarning)
-        return GRPOTrainer(
+        return ResumableGRPOTrainer(
             model=model,
             reward_funcs=episode_reward,
             args=arguments,

@@ -38,6 +38,7 @@ class Exported:
     out: Path
     datasets: int
     records: int
+    skipped: tuple[Path, ...]  # files found that link outside the source: not exported
 
 
 def export_site(path: Path, out: Path, *, overwrite: bool) -> Exported:
@@ -54,7 +55,7 @@ def export_site(path: Path, out: Path, *, overwrite: bool) -> Exported:
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    return Exported(out, len(view.source.datasets), records)
+    return Exported(out, len(view.source.datasets), records, view.source.outside)
 
 
 def _check_target(out: Path, *, overwrite: bool) -> None:

@@ -80,6 +80,11 @@ class View:
         """The run's report as ``agentgym report`` reads it, re-read when its files change."""
         if self.source.manifest is None:
             return None
+        if self.source.outside:  # it reads the run's files itself, through the run's layout
+            return {"rows": [], "comparisons": [], "note": (
+                f"no report: {self.source.outside[0]} links outside {self.source.path}, and"
+                " view reads nothing outside the run it is given"
+            )}  # fmt: skip
         evaluated = [d for d in self.source.datasets if d.metrics is not None]
         files = [
             self.source.manifest,
@@ -99,7 +104,7 @@ class View:
         from agentcli.iterate.report import PLOT_NAME
 
         plot = self.source.path / PLOT_NAME
-        return plot if self.source.kind == "run" and plot.is_file() else None
+        return self.source.root.file(plot) if self.source.kind == "run" else None
 
     # --- the list -------------------------------------------------------------------------
 

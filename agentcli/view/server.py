@@ -97,14 +97,14 @@ class BoundServer:
 
     def run(self, on_ready: Callable[[], None] | None = None) -> None:
         """Serve until interrupted (Ctrl-C, SIGTERM); ``on_ready`` once it answers."""
-        import uvicorn
+        from agentcli import serving
 
         app = create_app(self.view, on_ready)
-        config = uvicorn.Config(app, log_level="warning", access_log=False)
+        server = serving.server(app, log_level="warning", access_log=False)
         # Ctrl-C is how a view ends (uvicorn raises it again once it has shut down), not an
         # interruption of work to resume
         with self.sock, contextlib.suppress(KeyboardInterrupt):
-            uvicorn.Server(config).run(sockets=[self.sock])
+            server.run(sockets=[self.sock])
 
 
 def bind(path: Path, host: str, port: int) -> BoundServer:

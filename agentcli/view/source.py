@@ -2,18 +2,24 @@
 JSONL file, and the files of records found in it ("datasets"), each with what belongs beside
 it: a rollout's corrections, a correction file's rollout, the env's privileged state.
 
-Where files lie in a run is ``RunLayout``'s to say; this module only asks it.
+Where files lie in a run is ``RunLayout``'s to say; this module only asks it. Nothing outside
+the folder PATH names (for a file: the run or folder it lies in) is ever read: a file found
+there that resolves outside it (a symbolic link out) is left out of the source, named in
+``outside`` and in a warning, so that the server answers 404 for it and the export skips it.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from agentcli.errors import UsageError
 from agentcli.iterate.run_layout import RunLayout, seed_run, seeds_of
+
+log = logging.getLogger("agentgym.view")
 
 SourceKind = Literal["run", "folder", "file"]
 CONTROL = "control"
@@ -40,12 +46,46 @@ class Dataset:
     metrics: Path | None = None  # eval: metrics.json beside the episodes
 
 
+class Root:
+    """What a source may read: the files under ``folder`` that lie there once resolved."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.resolved = folder.resolve()
+        self.outside: list[Path] = []
+
+    def file(self, path: Path) -> Path | None:
+        """``path`` when it is a file inside the root; None when it is none, or resolves outside
+        (then noted in ``outside``, and warned of once)."""
+        if not path.is_file():
+            return None
+        if not self.inside(path):
+            if path not in self.outside:
+                log.warning("%s: left out, it links outside %s", path, self.folder)
+                self.outside.append(path)
+            return None
+        return path
+
+    def inside(self, path: Path) -> bool:
+        return path.resolve().is_relative_to(self.resolved)
+
+    def source(self, path: Path, kind: SourceKind, datasets: list[Dataset]) -> Source:
+        manifest = self.file(RunLayout(path).manifest) if kind == "run" else None
+        return Source(path, kind, tuple(datasets), self, manifest)
+
+
 @dataclass(frozen=True)
 class Source:
     path: Path
     kind: SourceKind
     datasets: tuple[Dataset, ...]
+    root: Root  # what it may read
     manifest: Path | None = None  # a run of `agentgym iterate`: its report can be read
+
+    @property
+    def outside(self) -> tuple[Path, ...]:
+        """The files found that resolve outside the root: never read."""
+        return tuple(self.root.outside)
 
     def dataset(self, dataset_id: str) -> Dataset:
         for dataset in self.datasets:
@@ -62,14 +102,23 @@ def open_source(path: Path) -> Source:
     if not path.exists():
         raise UsageError(f"{path}: no such file or directory; {_NOT_A_SOURCE}")
     if path.is_file():
-        return Source(path, "file", (_file_dataset(path),))
+        dataset, within = _file_dataset(path)
+        return within.source(path, "file", [dataset])
+    within = Root(path)
     layout = RunLayout(path)
-    if layout.manifest.exists():
-        return Source(path, "run", _run_datasets(layout), manifest=layout.manifest)
+    if within.file(layout.manifest):
+        return within.source(path, "run", _run_datasets(layout, within))
     if (path / EPISODES_FILE).is_file():
-        return Source(path, "folder", (_file_dataset(path / EPISODES_FILE, root=path),))
+        if not within.inside(path / EPISODES_FILE):  # found, not named: it must lie inside
+            raise UsageError(
+                f"{path / EPISODES_FILE} links outside {path}: view reads nothing outside the"
+                " folder it is given"
+            )
+        dataset, around = _file_dataset(path / EPISODES_FILE, label=str(path))
+        return around.source(path, "folder", [dataset])
     if layout.demos.exists() or layout.iteration(0).is_dir():  # a run made stage by stage
-        return Source(path, "run", _layout_datasets(layout, env=None, root=path, iterations=None))
+        datasets = _layout_datasets(layout, env=None, within=within, iterations=None)
+        return within.source(path, "run", datasets)
     seeds = seeds_of(path)
     if seeds:
         raise UsageError(
@@ -82,7 +131,7 @@ def open_source(path: Path) -> Source:
     )
 
 
-def _run_datasets(layout: RunLayout) -> tuple[Dataset, ...]:
+def _run_datasets(layout: RunLayout, within: Root) -> list[Dataset]:
     from agentcli.iterate.runner import Manifest
 
     manifest = Manifest(layout.manifest)
@@ -94,17 +143,17 @@ def _run_datasets(layout: RunLayout) -> tuple[Dataset, ...]:
         dataset
         for env in envs
         for dataset in _layout_datasets(
-            layout.env(env), env=env, root=layout.root, iterations=iterations
+            layout.env(env), env=env, within=within, iterations=iterations
         )  # fmt: skip
     ]
     # iteration by iteration, the control after iteration 1 (as the report lists them); the
     # files of one iteration and env in the order they were made
     order = {dataset.id: position for position, dataset in enumerate(found)}
-    return tuple(sorted(found, key=lambda d: (_iteration_position(d.iteration), order[d.id])))
+    return sorted(found, key=lambda d: (_iteration_position(d.iteration), order[d.id]))
 
 
 def _layout_datasets(
-    layout: RunLayout, *, env: str | None, root: Path, iterations: list[int] | None
+    layout: RunLayout, *, env: str | None, within: Root, iterations: list[int] | None
 ) -> list[Dataset]:
     """The files of ``layout`` (one env's part of a run, or a whole run made by hand) that
     exist; ``iterations`` None: every iter<k> folder there is, from 0 on."""
@@ -112,15 +161,15 @@ def _layout_datasets(
         iterations = []
         while layout.iteration(len(iterations)).is_dir():
             iterations.append(len(iterations))
-    privileged = layout.privileged_state if layout.privileged_state.exists() else None
+    privileged = within.file(layout.privileged_state)
     found: list[Dataset] = []
 
-    def add(path: Path, label: str, role: str, iteration: str, **links: Path | None) -> None:
-        if path.is_file():
+    def add(path: Path, label: str, role: str, iteration: str, **links: Path) -> None:
+        if within.file(path):
             found.append(Dataset(
-                id=path.relative_to(root).as_posix(), path=path, label=label, role=role,
+                id=path.relative_to(within.folder).as_posix(), path=path, label=label, role=role,
                 env=env, iteration=iteration, privileged=privileged,
-                **{name: link for name, link in links.items() if link and link.is_file()},
+                **{name: link for name, link in links.items() if within.file(link)},
             ))  # fmt: skip
 
     add(layout.demos, "the expert's demos", "demos", "0")
@@ -146,31 +195,32 @@ def _iteration_position(label: str | None) -> float:
     return 1.5 if label == CONTROL else int(label or 0)
 
 
-def _file_dataset(path: Path, root: Path | None = None) -> Dataset:
-    """A file given alone: its corrections, rollout and privileged state when it lies in a
-    run, as ``RunLayout`` places them."""
+def _file_dataset(path: Path, label: str | None = None) -> tuple[Dataset, Root]:
+    """A file and its neighbours, which must lie in the run that holds it, else in its folder
+    (the ``Root`` returned): its corrections, rollout and privileged state when it lies in
+    a run, as ``RunLayout`` places them. ``label``: what it was given as (a folder)."""
     if path.suffix != ".jsonl":
         raise UsageError(f"{path} is not a .jsonl file; {_NOT_A_SOURCE}")
-    dataset_id = path.name if root is None else path.relative_to(root).as_posix()
-    metrics = path.parent / "metrics.json"
     if "summary" in _first_record_keys(path):  # a Correction: its rollout lies beside it in a run
         beside = path.parent.parent / "rollout" / EPISODES_FILE
         placed = RunLayout.of_rollout(beside)
         if placed is not None and placed[0].corrections(placed[1]) == path:
-            layout = placed[0]
-            return Dataset(dataset_id, path, "the teacher's corrections", "corrections",
-                           episodes=beside if beside.is_file() else None,
-                           privileged=_existing(layout.privileged_state))  # fmt: skip
-        return Dataset(dataset_id, path, "the teacher's corrections", "corrections")
+            within = Root(placed[0].root)
+            return Dataset(path.name, path, "the teacher's corrections", "corrections",
+                           episodes=within.file(beside),
+                           privileged=within.file(placed[0].privileged_state)), within  # fmt: skip
+        within = Root(path.parent)
+        return Dataset(path.name, path, "the teacher's corrections", "corrections"), within
     placed = RunLayout.of_rollout(path)
     if placed is not None:
         layout, k = placed
-        return Dataset(dataset_id, path, f"model {k} on training items", "rollout",
-                       iteration=str(k), corrections=_existing(layout.corrections(k)),
-                       privileged=_existing(layout.privileged_state))  # fmt: skip
-    shown = path if root is None else root  # as the user gave it: a folder says what it is
-    return Dataset(dataset_id, path, str(shown), "episodes",
-                   metrics=metrics if metrics.is_file() else None)  # fmt: skip
+        within = Root(layout.root)
+        return Dataset(path.name, path, f"model {k} on training items", "rollout",
+                       iteration=str(k), corrections=within.file(layout.corrections(k)),
+                       privileged=within.file(layout.privileged_state)), within  # fmt: skip
+    within = Root(path.parent)
+    return Dataset(path.name, path, label or str(path), "episodes",
+                   metrics=within.file(path.parent / "metrics.json")), within  # fmt: skip
 
 
 def _first_record_keys(path: Path) -> set[str]:
@@ -184,7 +234,3 @@ def _first_record_keys(path: Path) -> set[str]:
                     break
                 return set(value) if isinstance(value, dict) else set()
     return set()
-
-
-def _existing(path: Path) -> Path | None:
-    return path if path.is_file() else None

@@ -182,6 +182,28 @@ def _answers(base: str, query: str = "") -> list[tuple[str, str]]:
     return answers
 
 
+def test_malformed_frames_get_openenvs_error_frame_and_the_session_goes_on(server):
+    """Frames OpenEnv's own server answers with a traceback or a dropped socket, if at all."""
+    env, url = server
+    with connect(f"{url.replace('http', 'ws')}/ws", max_size=None) as socket:
+        socket.send(json.dumps({"type": "reset", "data": {"seed": ITEMS[env][0]}}))
+        assert json.loads(socket.recv())["type"] == "observation"
+        for frame, code in [
+            (json.dumps({"type": []}), "UNKNOWN_TYPE"),  # unhashable: no key of a dict
+            (json.dumps([{"type": "state"}]), "UNKNOWN_TYPE"),
+            (b'{"type": "state"}', "INVALID_JSON"),  # a binary frame
+            ("[" * 100_000, "INVALID_JSON"),  # json's RecursionError
+            (json.dumps({"type": "step", "data": {"action": [[[["look"]]]]}}), "VALIDATION_ERROR"),
+        ]:
+            socket.send(frame)
+            answer = json.loads(socket.recv(timeout=30))
+            assert (answer["type"], answer["data"]["code"]) == ("error", code), frame[:40]
+            socket.send(json.dumps({"type": "state"}))
+            state = json.loads(socket.recv(timeout=30))
+            assert state["type"] == "state" and state["data"]["item_id"] == f"{env}_{ITEMS[env][0]}"
+    asyncio.run(_until(lambda: _sessions(url) == 0))
+
+
 def _refusal(base: str, query: str) -> tuple[str, dict[str, Any]]:
     with connect(f"{base.replace('http', 'ws')}/ws{query}") as socket:
         answer = json.loads(socket.recv())  # then the server closes the connection

@@ -72,6 +72,33 @@ def test_bad_inputs_get_clear_4xx_and_server_keeps_serving(http):
     assert http.get("/health").json()["status"] == "healthy"
 
 
+# Bodies that are not JSON a route can read, each as an attacker or a broken client sends it.
+MALFORMED_BODIES = [
+    b"{not json",
+    b"\xff\xfe",  # not UTF-8
+    b"[" * 100_000,  # json gives up with RecursionError, not ValueError
+    b'{"id": ' * 100_000,
+    # deep enough to pass one parser and fail the next, whose stack is deeper
+    b'{"id": 0, "action": ' + b"[" * 970 + b"]" * 970 + b"}",
+    b"[" * 101 + b"]" * 101,  # valid JSON, nested past any request's shape
+]
+
+
+@pytest.mark.parametrize("env", ["textcraft", "webshop"])  # webshop's wire renames its bodies
+def test_every_malformed_body_gets_the_422_of_a_bad_body_and_the_server_keeps_serving(env):
+    with running_server(env) as base, httpx.Client(base_url=base, timeout=30) as client:
+        for body in MALFORMED_BODIES:
+            for path in ("/create", "/reset", "/step"):
+                response = client.post(
+                    path, content=body, headers={"content-type": "application/json"}
+                )
+                assert response.status_code == 422, (path, body[:30], response.text)
+                assert response.json()["error"].startswith("malformed request: "), response.text
+        created = client.post("/create")
+        assert created.status_code == 200  # and on the same connection
+        assert client.get("/health").json()["sessions"] == 1
+
+
 def test_closed_session_is_gone(http):
     session = _created(http)
     http.post("/close", json={"id": session}).raise_for_status()

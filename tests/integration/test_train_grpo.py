@@ -1,6 +1,7 @@
 """`agentgym train grpo` on the tiny model and babyai-putnext's built-in server: killed with
-SIGKILL after its first checkpoint, resumed to the end, its model loaded by `agentgym eval`;
-and what it trains on: the conversation a real rollout shows, the replies alone trained."""
+SIGKILL after a checkpoint and resumed to the end, it plays what an uninterrupted run plays (the
+same items in the same order, each step's episodes once); its model is loaded by `agentgym
+eval`; and what it trains on: the conversation a real rollout shows, the replies alone trained."""
 
 from __future__ import annotations
 
@@ -25,31 +26,43 @@ from agentcli.train.grpo import episode_tokens, trained_conversation
 from tests.support.cli import agentgym
 
 ENV = "babyai-putnext"
+STEPS, GROUP = 6, 2  # 2 items, one a step: 3 epochs, whose orders TRL's sampler draws
 
 
 def grpo_command(model: Path, out: Path, *extra: str) -> list[str]:
     return [
         sys.executable, "-m", "agentcli.cli.main", "train", "grpo", "--model", str(model),
-        "--env", ENV, "--limit", "2", "--group", "2", "--max-turns", "2",
-        "--max-new-tokens", "8", "--max-steps", "3", "--save-steps", "1",
+        "--env", ENV, "--limit", "2", "--group", str(GROUP), "--max-turns", "2",
+        "--max-new-tokens", "8", "--max-steps", str(STEPS), "--save-steps", "1",
         "--logging-steps", "1", "--lr", "1e-4", "--out", str(out), *extra,
     ]  # fmt: skip
 
 
-def kill_after_first_checkpoint(process: subprocess.Popen, checkpoints: Path) -> None:
+def kill_after_the_step_after_checkpoint(process: subprocess.Popen, out: Path, at: int) -> None:
+    """SIGKILL once checkpoint ``at`` is saved and the next step's episodes are written: the
+    resumed run plays that step again."""
+    episodes = out / "episodes.jsonl"
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline and process.poll() is None:
-        if any(checkpoints.glob("checkpoint-*/trainer_state.json")):
+        saved = (out / "checkpoints" / f"checkpoint-{at}" / "trainer_state.json").exists()
+        if saved and episodes.exists() and len(episodes.read_bytes().splitlines()) > at * GROUP:
             os.killpg(process.pid, signal.SIGKILL)  # the env server it started goes too
             process.wait()
             return
-        time.sleep(0.05)
+        time.sleep(0.02)
     _, stderr = process.communicate()
-    pytest.fail(f"no checkpoint was caught before the run ended:\n{stderr[-3000:]}")
+    pytest.fail(f"the run was not caught after checkpoint {at}:\n{stderr[-3000:]}")
+
+
+def played(out: Path) -> list[tuple[int, str]]:
+    """(step, item) of each episode kept, in the file's order."""
+    return [(e.meta["step"], e.item_id) for e in read_records(out / "episodes.jsonl", Episode)]
 
 
 @pytest.mark.slow
-def test_grpo_resumes_after_sigkill_and_eval_loads_its_model(tiny_model, tmp_path):
+def test_grpo_resumed_after_sigkill_plays_what_an_uninterrupted_run_plays(tiny_model, tmp_path):
+    uninterrupted = agentgym(*grpo_command(tiny_model, tmp_path / "whole")[3:], timeout=300)
+    assert uninterrupted.returncode == 0, uninterrupted.stderr[-3000:]
     out = tmp_path / "grpo"
     first = subprocess.Popen(
         grpo_command(tiny_model, out),
@@ -59,14 +72,18 @@ def test_grpo_resumes_after_sigkill_and_eval_loads_its_model(tiny_model, tmp_pat
         env={**os.environ, "COLUMNS": "200"},
         start_new_session=True,
     )
-    kill_after_first_checkpoint(first, out / "checkpoints")
+    kill_after_the_step_after_checkpoint(first, out, at=2)  # an epoch's end: the next draws anew
     assert not (out / "train_summary.json").exists()
 
     resumed = agentgym(*grpo_command(tiny_model, out, "--resume")[3:], timeout=300)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert f"→ {out}" in resumed.stdout and "final reward" in resumed.stdout
+    whole = played(tmp_path / "whole")
+    assert len(whole) == STEPS * GROUP and played(out) == whole
+    order = [item for _, item in whole[::GROUP]]  # an item a step, two steps an epoch
+    assert order[2:4] != order[0:2]  # what a resumed sampler drawing epoch 0 again would play
     summary = json.loads((out / "train_summary.json").read_text())
-    assert summary["global_step"] == 3 and 1 <= summary["steps"] < 3  # from the checkpoint on
+    assert summary["global_step"] == STEPS and summary["steps"] in (STEPS - 3, STEPS - 2)
     logged = [entry for entry in summary["log_history"] if "reward" in entry]
     assert logged and all("frac_reward_zero_std" in entry for entry in logged)
     episodes = read_records(out / "episodes.jsonl", Episode)

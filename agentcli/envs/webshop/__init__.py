@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentcli.envs.base import EnvSpec
-from agentcli.envs.webshop.reward import installed_spacy_model
+from agentcli.envs.webshop.reward import noun_tagger, stand_in_note
 
 INSTRUCTION = """\
 You are shopping on a web store for a customer. Each turn you see the current page and the \
@@ -33,13 +33,8 @@ def _load():  # noqa: ANN202 - the session module imports the search libraries
     return load()
 
 
-def _requires() -> str:
-    model = installed_spacy_model()
-    tagger = f"spaCy {model}" if model else "built-in (install a spaCy English model for WebShop's)"
-    return (
-        "nothing (WEBSHOP_DATA for WebShop's own files, WEBSHOP_GOALS=human for its human"
-        f" goals); noun tagger: {tagger}"
-    )
+def _note() -> str | None:
+    return stand_in_note(noun_tagger())
 
 
 # AgentGym's webshop server's page routes (GET ?env_idx=), answered by the session.
@@ -64,12 +59,14 @@ def state(session: Any) -> dict[str, str]:
 SPEC = EnvSpec(
     name="webshop",
     summary="Buy a product matching a request on a simulated web store (WebShop pages, reward).",
-    requires=_requires(),
+    requires="nothing (WEBSHOP_DATA for WebShop's own files, WEBSHOP_GOALS=human for its human"
+    " goals); spaCy's English model for WebShop's reward (make install adds it)",
     instruction=INSTRUCTION,
     max_rounds=20,
     wire="webshop",
     default_port=36001,
     load=_load,
+    note=_note,
     probe_action="search[shoes]",
     session_routes={
         "/available_actions": available_actions,

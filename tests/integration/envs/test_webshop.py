@@ -6,12 +6,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
+import sys
+import time
 from collections import Counter
 from pathlib import Path
 
 import httpx
 import pytest
 
+from agentcli.common import free_port, wait_until_answering
 from agentcli.data.jsonl import read_records
 from agentcli.data.records import Episode
 from tests.support.cli import agentgym
@@ -94,6 +99,41 @@ def test_env_list_shows_webshop_ready_without_a_download():
     assert listed.returncode == 0, listed.stderr
     row = next(line for line in listed.stdout.splitlines() if "webshop" in line)
     assert "ready" in row and "train" in row
+    assert "noun tagger" not in listed.stdout  # spaCy's, which make install installs
+
+
+# `agentgym ARGS` in a Python where spaCy is not installed: ``sys.modules[name] = None`` is how
+# Python marks a module as absent (find_spec answers None, an import fails).
+_WITHOUT_SPACY = (
+    "import sys; sys.modules['spacy'] = None; from agentcli.cli.main import main;"
+    " sys.argv[0] = 'agentgym'; main()"
+)
+
+
+def _without_spacy(*args: str) -> list[str]:
+    return [sys.executable, "-c", _WITHOUT_SPACY, *args]
+
+
+def test_without_spacy_env_list_and_env_serve_say_the_tagger_is_the_built_in_one():
+    environ = {**os.environ, "COLUMNS": "400", "NO_COLOR": "1", "TERM": "dumb"}
+    listed = subprocess.run(
+        _without_spacy("env", "list"), capture_output=True, text=True, env=environ, timeout=120
+    )
+    assert listed.returncode == 0, listed.stderr
+    row = next(line for line in listed.stdout.splitlines() if "webshop" in line)
+    assert "ready: noun tagger: built-in" in row and "not spaCy's" in listed.stdout  # wrapped
+    port = free_port()
+    served = subprocess.Popen(
+        _without_spacy("env", "serve", "webshop", "--port", str(port)),
+        stderr=subprocess.PIPE, text=True, env=environ,
+    )  # fmt: skip
+    try:
+        assert wait_until_answering(f"http://127.0.0.1:{port}/health", served,
+                                    time.monotonic() + 120) == "ready"  # fmt: skip
+    finally:
+        served.terminate()
+        _, errors = served.communicate(timeout=30)
+    assert "webshop: noun tagger: built-in content-word tagger, not spaCy's" in errors
 
 
 def test_collect_gives_oracle_demos_that_succeed(tmp_path):

