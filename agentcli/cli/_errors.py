@@ -33,5 +33,8 @@ def describe(exc: BaseException) -> tuple[str, int] | None:
     if isinstance(exc, PermissionError):
         return f"permission denied: {exc.filename}; choose a path you can write", EXIT_USAGE
     if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
-        return "no space left on the device; free some and rerun (finished work is kept)", 1
+        return (
+            "no space left on the device; free some and rerun (finished work is kept)",
+            EXIT_RUNTIME,
+        )
     return None
