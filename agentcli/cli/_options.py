@@ -17,6 +17,8 @@ from typing import Annotated, Any, Literal
 
 import typer
 
+from agentcli import policy, teacher
+
 Env = Annotated[
     str | None,
     typer.Option(
@@ -88,7 +90,7 @@ Model = Annotated[
     ),
 ]
 PolicyKind = Annotated[
-    Literal["local", "openai", "oracle", "vllm", "sglang"] | None,
+    policy.PolicyKind | None,
     typer.Option(
         "--policy",
         help="Who acts (default: openai with --base-url, else local with --model); vllm,"
@@ -110,7 +112,7 @@ Temperature = Annotated[
     float | None, typer.Option(help="0 = greedy (default: 0)", show_default=False)
 ]
 TeacherKind = Annotated[
-    Literal["openai", "oracle", "vllm", "sglang"] | None,
+    teacher.TeacherKind | None,
     typer.Option(
         "--teacher",
         help="Who teaches (default: openai with --base-url, else oracle); vllm, sglang:"

@@ -13,13 +13,15 @@ from pydantic import Field, SecretStr, model_validator
 from agentcli.config import CommandConfig
 from agentcli.endpoints import ModelEndpoints, with_kind
 from agentcli.policy.base import Policy
-from agentcli.policy.engine_server import ENGINES, EngineSettings, serve_engine
+from agentcli.policy.engine_server import ENGINES, EngineKind, EngineSettings, serve_engine
+
+PolicyKind = Literal["local", "openai", "oracle", EngineKind]  # Literal flattens EngineKind
 
 
 class _Acting(CommandConfig):
     """Who acts and how it generates (``PolicySettings`` adds how an engine is launched)."""
 
-    kind: Literal["local", "openai", "oracle", "vllm", "sglang"] = Field(
+    kind: PolicyKind = Field(
         "local",
         description="local: a model directory; openai: an endpoint; vllm, sglang: the model"
         " directory served by that engine, launched for the stage; oracle: the expert.",

@@ -16,8 +16,10 @@ from pydantic import Field, SecretStr, model_validator
 
 from agentcli.config import CommandConfig
 from agentcli.endpoints import ModelEndpoints, with_kind
-from agentcli.policy.engine_server import ENGINES, EngineSettings, serve_engine
+from agentcli.policy.engine_server import ENGINES, EngineKind, EngineSettings, serve_engine
 from agentcli.teacher.base import Teacher
+
+TeacherKind = Literal["openai", "oracle", EngineKind]  # Literal flattens EngineKind
 
 
 class Price(CommandConfig):
@@ -37,7 +39,7 @@ DEFAULT_PRICES = {
 class _Teaching(CommandConfig):
     """Who teaches and how it is asked (``TeacherConfig`` adds how an engine is launched)."""
 
-    kind: Literal["openai", "oracle", "vllm", "sglang"] = Field(
+    kind: TeacherKind = Field(
         "oracle",
         description="openai: an LLM at an endpoint; vllm, sglang: model served by that engine,"
         " launched for the stage; oracle: the env's simulator.",
