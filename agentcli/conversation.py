@@ -85,7 +85,17 @@ class StudentView(CommandConfig):
     @property
     def whole_conversation(self) -> bool:
         """Every turn of the episode in one conversation (AgentGym's shape), not a window."""
-        return self.format == "multi-turn" and self.history_steps is None
+        return self.why_not_whole is None
+
+    @property
+    def why_not_whole(self) -> str | None:
+        """What keeps the view from showing the whole conversation, for a message that refuses
+        it (None: it shows it)."""
+        if self.format != "multi-turn":
+            return "a single-prompt view puts the history in one user message per step"
+        if self.history_steps is not None:
+            return f"a history window (history_steps={self.history_steps}) shows the last turns"
+        return None
 
 
 DEFAULT_VIEW = StudentView()

@@ -363,9 +363,9 @@ class TrainConfig(TrainSettings, TrainTarget):
         view = view_for(self.grpo.view, read_view(model_view_path(self.model)), of=str(self.model))
         if not view.whole_conversation:  # an episode trains as one sequence, every turn in it
             raise ValueError(
-                "grpo trains each episode as one multi-turn conversation, which this view does"
-                f" not show ({view.format}, history_steps={view.history_steps}): use"
-                " view.format=multi-turn and no view.history_steps, and a model trained so"
+                "grpo trains each episode as one multi-turn conversation, and"
+                f" {view.why_not_whole}: use view.format=multi-turn and no view.history_steps, and"
+                " a model trained so"
             )
         grpo = self.grpo = self.grpo.model_copy(update={"view": view})
         if self.data is not None:
