@@ -72,14 +72,13 @@ class StudentView(CommandConfig):
     )
     format: HistoryFormat = Field(
         "multi-turn",
-        description="multi-turn: AgentGym conversations; single-prompt: the history in one"
-        " user message per step (LEAP).",
+        description="How the student is shown its history. multi-turn: AgentGym conversations;"
+        " single-prompt: the history in one user message per step (LEAP's way).",
     )
     prompt: PromptStyle = Field(
         "agentgym",
-        description="agentgym: AgentGym's wording, byte for byte (its instruction and"
-        " acknowledgement, observations, 'Thought:' / 'Action:' turns), what models trained"
-        " on its data read; native: ours. Envs AgentGym lacks (babyai-putnext) have only ours.",
+        description="The wording the student is shown. agentgym: AgentGym's, byte for byte,"
+        " where it has the env (what models trained on its data read); native: ours.",
     )
 
     @property

@@ -23,15 +23,18 @@ class _Acting(CommandConfig):
 
     kind: PolicyKind = Field(
         "local",
-        description="local: a model directory; openai: an endpoint; vllm, sglang: the model"
-        " directory served by that engine, launched for the stage; oracle: the expert.",
+        description="Who acts. local: a model directory; openai: an endpoint; vllm, sglang: the"
+        " model directory served by that engine, launched for the stage; oracle: the env's"
+        " expert. Unset: openai given a base URL, else local.",
     )
-    base_url: str | None = Field(None, description="OpenAI-compatible endpoint, e.g. .../v1.")
+    base_url: str | None = Field(
+        None, description="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1."
+    )
     model_name: str | None = Field(None, description="Model name at the endpoint.")
     api_key: SecretStr | None = Field(None, description="Endpoint key (else OPENAI_API_KEY).")
     max_new_tokens: int = Field(128, ge=1, description="Tokens per reply at most.")
-    temperature: float = Field(0.0, ge=0, description="0 = greedy.")
-    seed: int = 0
+    temperature: float = Field(0.0, ge=0, description="Sampling temperature; 0: greedy.")
+    seed: int = Field(0, description="Sampling seed.")
     batch_size: int = Field(32, ge=1, description="Local model: turns per batch.")
     decoder: Literal["own", "generate"] = Field(
         "own",
@@ -78,7 +81,9 @@ class PolicyConfig(PolicySettings):
     """Who acts: ``PolicySettings`` and, for a local, vllm or sglang policy, its model directory."""
 
     model: Path | None = Field(
-        None, description="The model directory (HF format) of a local, vllm or sglang policy."
+        None,
+        description="Model directory (HF format): loaded here (local), or served by a vllm or"
+        " sglang engine.",
     )
 
     @model_validator(mode="after")
