@@ -22,6 +22,7 @@ from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
 import yaml
 from dotenv import dotenv_values
 from pydantic import BaseModel, ConfigDict, SecretStr, ValidationError
+from pydantic.fields import FieldInfo
 from pydantic_core import to_jsonable_python
 
 from agentcli.common import write_atomic
@@ -181,7 +182,7 @@ def _parse_value(model: type[BaseModel], key: KeyPath, text: str, label: str) ->
     Parsing a run name like ``2024-01-01`` or a key like ``0123`` as YAML would change it, so
     only ``null`` / ``~`` are special for text fields (they clear an optional value).
     """
-    if _strip_optional(_annotation_at(model, key)) in (str, Path, SecretStr):
+    if strip_optional(_annotation_at(model, key)) in (str, Path, SecretStr):
         return None if text in ("null", "~") else text
     try:
         return yaml.safe_load(text)
@@ -274,9 +275,7 @@ def _describe(model: type[BaseModel], error: ValidationError, sources: dict[KeyP
     settable = _dotted(tuple(itertools.takewhile(lambda part: isinstance(part, str), at)))
     source = _source_of(at, sources)
     origin = f" from {source}" if source else ""
-    problem = first["msg"]
-    for long, short in _SHORTER_WORDING:
-        problem = problem.replace(long, short)
+    problem = shorter_wording(first["msg"])
     if first["type"] == "extra_forbidden":
         where = f" (from {source})" if source else ""
         line = f"{field}: unknown key{where} — {_suggest(model, at)}"
@@ -298,8 +297,15 @@ def _describe(model: type[BaseModel], error: ValidationError, sources: dict[KeyP
     return line
 
 
+def shorter_wording(problem: str) -> str:
+    """pydantic's wording of a problem, shortened (Typer checks options with pydantic too)."""
+    for long, short in _SHORTER_WORDING:
+        problem = problem.replace(long, short)
+    return problem
+
+
 def _suggest(model: type[BaseModel], at: KeyPath) -> str:
-    parent = _strip_optional(_annotation_at(model, at[:-1]))
+    parent = strip_optional(_annotation_at(model, at[:-1]))
     if not (isinstance(parent, type) and issubclass(parent, BaseModel)):
         return "remove it"
     valid = list(parent.model_fields)
@@ -312,7 +318,7 @@ def _suggest(model: type[BaseModel], at: KeyPath) -> str:
 
 
 def _show_value(model: type[BaseModel], at: KeyPath, value: Any) -> str:
-    if _strip_optional(_annotation_at(model, at)) is SecretStr:
+    if strip_optional(_annotation_at(model, at)) is SecretStr:
         return REDACTED
     if isinstance(value, Mapping):  # a whole section may hold secrets: do not print it
         return "a mapping"
@@ -335,11 +341,22 @@ def _dotted(at: KeyPath) -> str:
 # --- types -------------------------------------------------------------------------------------
 
 
+def field_at(model: type[BaseModel], key: str) -> FieldInfo:
+    """The field of ``model`` at dotted ``key`` (``policy.kind``: the ``kind`` field of the
+    ``policy`` section); a ``KeyError`` naming the key when there is none."""
+    *sections, name = key.split(".")
+    owner = strip_optional(_annotation_at(model, tuple(sections)))
+    fields = owner.model_fields if isinstance(owner, type) and issubclass(owner, BaseModel) else {}
+    if name not in fields:
+        raise KeyError(f"{model.__name__} has no field {key}")
+    return fields[name]
+
+
 def _annotation_at(model: type[BaseModel], at: KeyPath) -> Any:
     """The type annotation of the field at ``at`` (names and list indices), or None if unknown."""
     annotation: Any = model
     for part in at:
-        annotation = _strip_optional(annotation)
+        annotation = strip_optional(annotation)
         if isinstance(annotation, type) and issubclass(annotation, BaseModel):
             field = annotation.model_fields.get(part) if isinstance(part, str) else None
             if field is None:
@@ -352,14 +369,14 @@ def _annotation_at(model: type[BaseModel], at: KeyPath) -> Any:
     return annotation
 
 
-def _strip_optional(annotation: Any) -> Any:
+def strip_optional(annotation: Any) -> Any:
     """``X | None`` and ``Annotated[X, ...]`` -> ``X``; other annotations unchanged."""
     if get_origin(annotation) is Annotated:
-        return _strip_optional(get_args(annotation)[0])
+        return strip_optional(get_args(annotation)[0])
     if get_origin(annotation) in (Union, types.UnionType):
         members = [arg for arg in get_args(annotation) if arg is not type(None)]
         if len(members) == 1:
-            return _strip_optional(members[0])
+            return strip_optional(members[0])
     return annotation
 
 

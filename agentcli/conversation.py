@@ -72,20 +72,29 @@ class StudentView(CommandConfig):
     )
     format: HistoryFormat = Field(
         "multi-turn",
-        description="multi-turn: AgentGym conversations; single-prompt: the history in one"
-        " user message per step (LEAP).",
+        description="How the student is shown its history. multi-turn: AgentGym conversations;"
+        " single-prompt: the history in one user message per step (LEAP's way).",
     )
     prompt: PromptStyle = Field(
         "agentgym",
-        description="agentgym: AgentGym's wording, byte for byte (its instruction and"
-        " acknowledgement, observations, 'Thought:' / 'Action:' turns), what models trained"
-        " on its data read; native: ours. Envs AgentGym lacks (babyai-putnext) have only ours.",
+        description="The wording the student is shown. agentgym: AgentGym's, byte for byte,"
+        " where it has the env (what models trained on its data read); native: ours.",
     )
 
     @property
     def whole_conversation(self) -> bool:
         """Every turn of the episode in one conversation (AgentGym's shape), not a window."""
-        return self.format == "multi-turn" and self.history_steps is None
+        return self.why_not_whole is None
+
+    @property
+    def why_not_whole(self) -> str | None:
+        """What keeps the view from showing the whole conversation, for a message that refuses
+        it (None: it shows it)."""
+        if self.format != "multi-turn":
+            return "a single-prompt view puts the history in one user message per step"
+        if self.history_steps is not None:
+            return f"a history window (history_steps={self.history_steps}) shows the last turns"
+        return None
 
 
 DEFAULT_VIEW = StudentView()

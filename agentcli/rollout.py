@@ -308,7 +308,9 @@ class RolloutConfig(ItemSelection, EpisodeSettings):
     """``agentgym rollout`` (and ``collect``, which are rollouts too): items, how episodes
     run, then the target: the env, its servers, who plays, how it is shown, where it goes."""
 
-    env: EnvName = Field(description="Environment (see `agentgym env list`).")
+    env: EnvName = Field(
+        description="Environment (AgentGym calls it the task; see `agentgym env list`)."
+    )
     env_server: list[str] = Field(
         default_factory=list,
         description="Env server URLs (round-robin); none: start a built-in server.",
@@ -321,7 +323,8 @@ class RolloutConfig(ItemSelection, EpisodeSettings):
     )
     other_view: bool = Field(
         False,
-        description="Show a trained model view settings other than its own (else refused).",
+        description="Show a trained model view settings other than those it was trained with"
+        " (its student_view.json); else such settings are refused.",
     )
     out: Path = Field(description="A .jsonl file, or a directory that gets episodes.jsonl.")
     overwrite: bool = Field(
@@ -375,6 +378,11 @@ class RolloutConfig(ItemSelection, EpisodeSettings):
 class EvalConfig(HeldOutItems, RolloutConfig):
     """``agentgym eval``: a rollout on held-out items, summarised; ``out`` defaults to
     ``runs/eval/<model>/<env>``, so that evals of two models never share a directory."""
+
+    out: Path = Field(
+        description="A .jsonl file, or a directory that gets episodes.jsonl; default:"
+        " runs/eval/<model>/<env>."
+    )
 
     @model_validator(mode="before")
     @classmethod

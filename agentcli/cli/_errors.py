@@ -7,6 +7,7 @@ import errno
 import typer
 from typer.exceptions import TyperException
 
+from agentcli.config import shorter_wording
 from agentcli.errors import AgentGymError
 
 EXIT_RUNTIME = 1
@@ -19,7 +20,7 @@ def describe(exc: BaseException) -> tuple[str, int] | None:
     if isinstance(exc, AgentGymError):
         return str(exc), exc.exit_code
     if isinstance(exc, TyperException):  # a bad option value, a missing option or command
-        message = exc.format_message().replace("Value error, ", "")
+        message = shorter_wording(exc.format_message())
         return (f"{message} (see --help)" if message else ""), exc.exit_code
     if isinstance(exc, KeyboardInterrupt | typer.Abort):
         return (
@@ -33,5 +34,8 @@ def describe(exc: BaseException) -> tuple[str, int] | None:
     if isinstance(exc, PermissionError):
         return f"permission denied: {exc.filename}; choose a path you can write", EXIT_USAGE
     if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
-        return "no space left on the device; free some and rerun (finished work is kept)", 1
+        return (
+            "no space left on the device; free some and rerun (finished work is kept)",
+            EXIT_RUNTIME,
+        )
     return None

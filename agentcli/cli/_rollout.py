@@ -7,12 +7,6 @@ from typing import Any
 from agentcli.cli._output import progress, result
 
 
-def rollout_config() -> type:
-    from agentcli.rollout import RolloutConfig
-
-    return RolloutConfig
-
-
 def roll_out(config: Any) -> None:
     """Run the rollout with a progress bar, then its summary line."""
     print_rollout_summary(config, run_with_progress(config))

@@ -7,6 +7,7 @@ from typing import Any
 
 from agentcli.cli import _options
 from agentcli.cli._output import progress, result
+from agentcli.teacher import stages
 
 
 def stage_command(doc: str, stage: str, *groups: _options.Group) -> Callable[..., None]:
@@ -14,14 +15,9 @@ def stage_command(doc: str, stage: str, *groups: _options.Group) -> Callable[...
     its config is ``agentcli.teacher.stages``' ``<Stage>Config``; it runs with a progress bar
     and ends with the stage's summary line."""
 
-    def config() -> type:
-        from agentcli.teacher import stages
-
-        return getattr(stages, stage.title().replace("_", "") + "Config")
+    config = getattr(stages, stage.title().replace("_", "") + "Config")
 
     def run(resolved: Any) -> None:
-        from agentcli.teacher import stages
-
         print_stage_summary(run_with_progress(getattr(stages, stage), resolved))
 
     return _options.command(doc, _options.ENV, *groups, _options.TEACHER, _options.RESUMABLE_OUT,

@@ -12,5 +12,5 @@ annotate = stage_command(
     --model-name gpt-4o --base-url https://api.openai.com/v1
     """,
     "annotate",
-    {"demos": _options.Option(_options.Demos)},
+    {"demos": _options.Option()},
 )

@@ -13,9 +13,9 @@ correct = stage_command(
     """,
     "correct",
     {
-        "rollout": _options.Option(_options.Rollout),
-        "state": _options.Option(_options.PrivilegedStateFile),
-        "threshold": _options.Option(_options.Threshold),
-        "max_episodes": _options.Option(_options.MaxEpisodes),
+        "rollout": _options.Option(),
+        "state": _options.Option(),
+        "threshold": _options.Option(),
+        "max_episodes": _options.Option(),
     },
 )

@@ -7,12 +7,7 @@ from rich.table import Table
 from agentcli.cli import _options
 from agentcli.cli._output import stdout
 from agentcli.cli._rollout import run_with_progress
-
-
-def _config() -> type:
-    from agentcli.rollout import EvalConfig
-
-    return EvalConfig
+from agentcli.rollout import EvalConfig
 
 
 def _run(config) -> None:
@@ -38,6 +33,6 @@ evaluate = _options.command(
     """,
     _options.ENV, _options.STUDENT, _options.ITEMS, _options.EPISODES, _options.STUDENT_VIEW,
     _options.RESUMABLE_OUT,
-    config=_config,
+    config=EvalConfig,
     run=_run,
 )  # fmt: skip

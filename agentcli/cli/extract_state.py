@@ -11,6 +11,6 @@ extract_state = stage_command(
     Example: agentgym extract-state --env textcraft --split train --out runs/x
     """,
     "extract_state",
-    {"demos": _options.Option(_options.Demos)},
+    {"demos": _options.Option()},
     _options.ITEMS,
 )

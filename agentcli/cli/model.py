@@ -8,18 +8,24 @@ import typer
 
 from agentcli.cli import _options
 from agentcli.cli._output import stderr, stdout
+from agentcli.models import TinyModelSettings
 
 app = typer.Typer(
     help="Local models that need no download: a tiny random Llama, SmolLM2-135M-Instruct."
 )
 
 
+# The shape's options are TinyModelSettings' fields: their type, default, bounds and help.
+HIDDEN = _options.Option().parameter("hidden", TinyModelSettings)
+LAYERS = _options.Option().parameter("layers", TinyModelSettings)
+
+
 @app.command()
 def tiny(
     out: _options.OutDir,
     seed: Annotated[int, typer.Option(help="Seed of the random weights.")] = 0,
-    hidden: Annotated[int, typer.Option(min=8, help="Hidden size (the MLP is 4× wider).")] = 64,
-    layers: Annotated[int, typer.Option(min=1, help="Transformer layers.")] = 2,
+    hidden: HIDDEN.annotation = HIDDEN.default,
+    layers: LAYERS.annotation = LAYERS.default,
 ) -> None:
     """A tiny random Llama and a tokenizer trained on the environments' text (seconds).
 

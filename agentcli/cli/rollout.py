@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from agentcli.cli import _options
-from agentcli.cli._rollout import roll_out, rollout_config
+from agentcli.cli._rollout import roll_out
+from agentcli.rollout import RolloutConfig
 
 rollout = _options.command(
     """Run a model in an environment; write one Episode per item (resumable).
@@ -12,6 +13,6 @@ rollout = _options.command(
     """,
     _options.ENV, _options.STUDENT, _options.ITEMS, _options.EPISODES, _options.STUDENT_VIEW,
     _options.RESUMABLE_OUT,
-    config=rollout_config,
+    config=RolloutConfig,
     run=roll_out,
 )  # fmt: skip

@@ -1,218 +1,121 @@
 """``agentgym train bc|sft|dpo|grpo``: fine-tune a model on TRL, in this process or with accelerate.
 
 Each method lists only the options it takes: the option groups are declared once below, each
-option with the ``TrainConfig`` key it sets, and every command's signature is built from the
-groups its method takes (dpo has no rendering options, grpo plays envs instead of reading
-``--data``).
+option with the ``TrainConfig`` field it sets (which gives its type, default and help), and
+each method's command is built from the groups it takes (dpo has no rendering options, grpo
+plays envs instead of reading ``--data``). Hyper-parameters left unset take the method's recipe,
+which ``--help`` shows as their defaults.
 """
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Annotated, Any
+from dataclasses import replace
+from typing import Any
 
 import typer
 
 from agentcli.cli import _options
+from agentcli.cli._options import Group, Option
 from agentcli.cli._output import stdout
-from agentcli.train.config import (
-    Batching,
-    Dtype,
-    Overflow,
-    ReportTo,
-    Scheduler,
-    Template,
-    ZeroVariance,
-)
+from agentcli.train.config import METHOD_DEFAULTS, TrainConfig
 
 app = typer.Typer(help="Train a model: bc (AgentGym behavioral cloning), sft, dpo, grpo.")
 
 
-@dataclass(frozen=True)
-class _TrainOption:
-    """One command-line option: its parameter name, the config key it sets, its type."""
-
-    name: str
-    key: str
-    annotation: Any
-    default: Any = None
+def _panel(title: str, group: Group) -> Group:
+    """``group`` listed under ``title`` in --help."""
+    return {name: replace(option, panel=title) for name, option in group.items()}
 
 
-def _option(name: str, key: str, kind: Any, *flags: str, help: str, panel: str) -> _TrainOption:
-    option = typer.Option(*flags, help=help, show_default=False, rich_help_panel=panel)
-    return _TrainOption(name, key, Annotated[kind | None, option])
+TARGET = _panel("Target", {
+    "data": Option(),
+    "model": Option(),
+    "out": Option(flags=("--out", "-o")),  # -o: its short form, as in `model tiny`
+    "env": Option(flags=("--env", "--task")),  # --task: AgentGym's name for it
+    "resume": Option(),
+})  # fmt: skip
+RECIPE = "Hyper-parameters (default: the method's recipe, see docs/train.md)"
+HYPERPARAMETERS = _panel(RECIPE, {
+    "epochs": Option("hyperparameters.num_train_epochs"),
+    "lr": Option("hyperparameters.learning_rate"),
+    "lr_scheduler": Option("hyperparameters.lr_scheduler_type"),
+    "warmup_steps": Option("hyperparameters.warmup_steps"),
+    "batch_size": Option("hyperparameters.per_device_train_batch_size"),
+    "grad_accum": Option("hyperparameters.gradient_accumulation_steps"),
+    "weight_decay": Option("hyperparameters.weight_decay"),
+    "max_grad_norm": Option("hyperparameters.max_grad_norm"),
+    "seed": Option("hyperparameters.seed"),
+    "logging_steps": Option("hyperparameters.logging_steps"),
+    "save_steps": Option("hyperparameters.save_steps"),
+    "report_to": Option("hyperparameters.report_to"),
+    "run_name": Option("hyperparameters.run_name"),
+    # --wandb-project: the name wandb users know it by
+    "project": Option("hyperparameters.project", flags=("--project", "--wandb-project")),
+})  # fmt: skip
+BETA = _panel(RECIPE, {"beta": Option("hyperparameters.beta")})
+RENDERING = _panel("Rendering", {
+    "template": Option("rendering.template"),
+    "max_length": Option("rendering.max_length"),
+    "overflow": Option("rendering.overflow"),
+    "batching": Option("rendering.batching"),
+})  # fmt: skip
+ADAPTERS = _panel("Adapters and saving", {
+    # a section on the field; the shell gives it as text (r=64,alpha=128), which the field parses
+    "lora": Option("adapters.lora", type=str),
+    "merge": Option("adapters.merge"),
+    "save_every": Option("saving.every"),
+})  # fmt: skip
+EVAL = _panel("Eval during training", {
+    "eval_every": Option("eval.every"),
+    "eval_steps": Option("eval.steps"),
+    "eval_items": Option("eval.items"),
+    "env_server": Option("eval.env_server"),
+    "max_rounds": Option("eval.max_rounds"),
+})  # fmt: skip
+LAUNCH = _panel("Launch", {
+    "num_processes": Option("launch.num_processes"),
+    "accelerate_config": Option("launch.accelerate_config"),
+    "dtype": Option("launch.dtype"),
+})  # fmt: skip
 
-
-TARGET = "Target"
-HYPERPARAMETERS = "Hyper-parameters (default: the method's recipe, see docs/train.md)"
-RENDERING = "Rendering"
-ADAPTERS = "Adapters and saving"
-EVAL = "Eval during training"
-LAUNCH = "Launch"
-ITEMS = "Training items"
-GRPO = "Episodes and groups"
-
-TARGET_OPTIONS = [
-    _option("data", "data", Path, "--data", help="Training data file (see docs/train.md).",
-            panel=TARGET),
-    _option("model", "model", Path, "--model", help="Model directory to start from (HF format).",
-            panel=TARGET),
-    _option("out", "out", Path, "--out", "-o", help="Directory for the trained model.",
-            panel=TARGET),
-    _option("env", "env", str, "--env", "--task",
-            help="Environment (needed by --eval-every); --task is AgentGym's name.", panel=TARGET),
-    _TrainOption(
-        "resume",
-        "resume",
-        Annotated[
-            bool,
-            typer.Option(
-                "--resume", help="Continue from the last checkpoint in --out.",
-                rich_help_panel=TARGET,
-            ),
-        ],
-        default=False,
+GRPO_TARGET = {
+    **{name: TARGET[name] for name in ("model", "out", "resume")},
+    **_panel("Target", {"env": Option("grpo.envs")}),
+}
+GRPO_ITEMS = _panel("Training items", {
+    "split": Option("grpo.items.split"),
+    "limit": Option("grpo.items.limit"),
+    "skip": Option("grpo.items.skip"),
+    "items": Option("grpo.items.data"),
+})  # fmt: skip
+GRPO = _panel("Episodes and groups", {
+    "group": Option("grpo.num_generations"),
+    "max_turns": Option("grpo.max_turns"),
+    "max_new_tokens": Option("grpo.max_new_tokens"),
+    "temperature": Option("grpo.temperature"),
+    "zero_variance": Option("grpo.zero_variance"),
+    "reward": Option("grpo.reward"),
+    "env_server": Option("grpo.env_server"),
+    "beta": Option("hyperparameters.beta"),
+    "max_steps": Option("hyperparameters.max_steps"),
+})  # fmt: skip
+GRPO_HYPERPARAMETERS = {
+    **HYPERPARAMETERS,
+    # grpo fills it in with one group of episodes (TrainConfig._check_grpo), not the field's 4
+    "batch_size": replace(
+        HYPERPARAMETERS["batch_size"],
+        help="Episodes per device per step; default: one group (--group).",
+        show_default=False,
     ),
-]  # fmt: skip
-HYPERPARAMETER_OPTIONS = [
-    _option(name, f"hyperparameters.{key}", kind, flag, help=text, panel=HYPERPARAMETERS)
-    for name, key, kind, flag, text in [
-        ("epochs", "num_train_epochs", float, "--epochs", "Epochs."),
-        ("learning_rate", "learning_rate", float, "--lr", "Peak learning rate."),
-        ("lr_scheduler", "lr_scheduler_type", Scheduler, "--lr-scheduler",
-         "Learning-rate schedule."),
-        ("warmup_steps", "warmup_steps", float, "--warmup-steps",
-         "Warm-up steps; below 1: a fraction of all steps."),
-        ("batch_size", "per_device_train_batch_size", int, "--batch-size",
-         "Examples per device per step (default: 4)."),
-        ("gradient_accumulation_steps", "gradient_accumulation_steps", int, "--grad-accum",
-         "Steps of gradients summed per update (default: 1)."),
-        ("weight_decay", "weight_decay", float, "--weight-decay",
-         "AdamW weight decay (default: 0)."),
-        ("max_grad_norm", "max_grad_norm", float, "--max-grad-norm",
-         "Clip the gradient norm to this."),
-        ("seed", "seed", int, "--seed", "Seed of the data order and initialisation (default: 42)."),
-        ("logging_steps", "logging_steps", int, "--logging-steps",
-         "Log the loss every N steps (default: 10)."),
-        ("save_steps", "save_steps", int, "--save-steps",
-         "Resumable checkpoint every N steps (default: 200)."),
-        ("report_to", "report_to", ReportTo, "--report-to",
-         "Tracker the logs go to (default: none); where each writes: docs/train.md."),
-        ("run_name", "run_name", str, "--run-name",
-         "The run's name in the tracker (and its TensorBoard folder)."),
-    ]
-] + [
-    _option("project", "hyperparameters.project", str, "--project", "--wandb-project",
-            help="Tracker project, trackio's or wandb's (default: huggingface).",
-            panel=HYPERPARAMETERS),
-]  # fmt: skip
-BETA_OPTIONS = [
-    _option("beta", "hyperparameters.beta", float, "--beta",
-            help="KL penalty strength β (default: 0.1).", panel=HYPERPARAMETERS),
-]  # fmt: skip
-RENDERING_OPTIONS = [
-    _option(name, f"rendering.{name}", kind, flag, help=text, panel=RENDERING)
-    for name, kind, flag, text in [
-        ("template", Template, "--template",
-         "chat: the model's chat template; llama2: AgentGym's [INST] format; agentgym-bc:"
-         " its BCTrainer's tokens (a space before each reply)."),
-        ("max_length", int, "--max-length", "Tokens per example at most; early turns go first."),
-        ("overflow", Overflow, "--overflow",
-         "Over --max-length: drop early turns (truncate_left) or the example (drop)."),
-        ("batching", Batching, "--batching",
-         "How a batch becomes tensors (default: auto, see docs/train.md)."),
-    ]
-]  # fmt: skip
-ADAPTER_OPTIONS = [
-    _option("lora", "adapters.lora", str, "--lora",
-            help="Train LoRA adapters, e.g. r=64,alpha=128.", panel=ADAPTERS),
-    _option("merge", "adapters.merge", bool, "--merge/--no-merge",
-            help="Save LoRA merged into the model.", panel=ADAPTERS),
-    _option("save_every", "saving.every", int, "--save-every",
-            help="Save out/train_epoch_N every N epochs.", panel=ADAPTERS),
-]  # fmt: skip
-EVAL_OPTIONS = [
-    _option("eval_every", "eval.every", int, "--eval-every",
-            help="Roll the model out on --eval-items every N epochs.", panel=EVAL),
-    _option("eval_steps", "eval.steps", int, "--eval-steps", help="... or every N steps.",
-            panel=EVAL),
-    _option("eval_items", "eval.items", Path, "--eval-items",
-            help="AgentGym JSON file whose item ids to evaluate on.", panel=EVAL),
-    _option("env_server", "eval.env_server", list[str], "--env-server",
-            help="Env server URL; repeat for several (round-robin). Default: start a built-in"
-            " one.", panel=EVAL),
-    _option("max_rounds", "eval.max_rounds", int, "--max-rounds",
-            help="Turns per eval episode (default: the env's).", panel=EVAL),
-]  # fmt: skip
-LAUNCH_OPTIONS = [
-    _option("num_processes", "launch.num_processes", int, "--num-processes",
-            help="Processes to launch with accelerate (one per GPU).", panel=LAUNCH),
-    _option("accelerate_config", "launch.accelerate_config", Path, "--accelerate-config",
-            help="accelerate config (configs/accelerate/*.yaml).", panel=LAUNCH),
-    _option("dtype", "launch.dtype", Dtype, "--dtype",
-            help="Precision (default: auto: bf16 on a GPU that has it, else fp32).",
-            panel=LAUNCH),
-]  # fmt: skip
+}
 
-GRPO_TARGET_OPTIONS = [
-    option for option in TARGET_OPTIONS if option.name in ("model", "out", "resume")
-] + [
-    _option("env", "grpo.envs", list[str], "--env",
-            help="Environment to play; repeat for several.", panel=TARGET),
-]  # fmt: skip
-ITEM_OPTIONS = [
-    _option(name, f"grpo.items.{key}", kind, flag, help=text, panel=ITEMS)
-    for name, key, kind, flag, text in [
-        ("split", "split", str, "--split", "Split of each env to train on (default: train)."),
-        ("limit", "limit", int, "--limit", "Only its first N items."),
-        ("skip", "skip", int, "--skip", "Skip its first N items."),
-        ("items", "data", Path, "--items", "AgentGym JSON file whose item ids to train on."),
-    ]
-]  # fmt: skip
-GRPO_OPTIONS = [
-    _option(name, key, kind, flag, help=text, panel=GRPO)
-    for name, key, kind, flag, text in [
-        ("group", "grpo.num_generations", int, "--group",
-         "Episodes played of each item per update (default: 8)."),
-        ("max_turns", "grpo.max_turns", int, "--max-turns",
-         "Turns per episode at most (default: the env's)."),
-        ("max_new_tokens", "grpo.max_new_tokens", int, "--max-new-tokens",
-         "Tokens per reply at most (default: 128)."),
-        ("temperature", "grpo.temperature", float, "--temperature",
-         "Sampling temperature of the episodes (default: 1)."),
-        ("zero_variance", "grpo.zero_variance", ZeroVariance, "--zero-variance",
-         "Groups whose episodes all earned one reward: drop them from the loss (default) or"
-         " keep them."),
-        ("reward", "grpo.reward", str, "--reward",
-         "Reward shaping: module:function of the Episode (default: the env's score)."),
-        ("env_server", "grpo.env_server", list[str], "--env-server",
-         "Env server URL; repeat for several (round-robin). Default: start a built-in one."),
-        ("beta", "hyperparameters.beta", float, "--beta",
-         "KL penalty strength β (default: 0, no reference model)."),
-        ("max_steps", "hyperparameters.max_steps", int, "--max-steps",
-         "Updates in all (default: --epochs over the items)."),
-    ]
-]  # fmt: skip
-
-METHOD_OPTIONS: dict[str, list[_TrainOption]] = {
-    "bc": [*TARGET_OPTIONS, *HYPERPARAMETER_OPTIONS, *RENDERING_OPTIONS, *ADAPTER_OPTIONS,
-           *EVAL_OPTIONS, *LAUNCH_OPTIONS],
-    "sft": [*TARGET_OPTIONS, *HYPERPARAMETER_OPTIONS, *RENDERING_OPTIONS, *ADAPTER_OPTIONS,
-            *EVAL_OPTIONS, *LAUNCH_OPTIONS],
-    "dpo": [*TARGET_OPTIONS, *HYPERPARAMETER_OPTIONS, *BETA_OPTIONS, *ADAPTER_OPTIONS,
-            *EVAL_OPTIONS, *LAUNCH_OPTIONS],
-    "grpo": [*GRPO_TARGET_OPTIONS, *ITEM_OPTIONS, *GRPO_OPTIONS, *HYPERPARAMETER_OPTIONS,
-             *ADAPTER_OPTIONS, *LAUNCH_OPTIONS],
-}  # fmt: skip
-# Every command ends with the options every agentgym command has.
-CONFIG_OPTIONS = [
-    _TrainOption("config", "", _options.ConfigFile),
-    _TrainOption("print_config", "", _options.PrintConfig, default=False),
-    _TrainOption("overrides", "", _options.Overrides),
-]
+METHOD_OPTIONS: dict[str, list[Group]] = {
+    "bc": [TARGET, HYPERPARAMETERS, RENDERING, ADAPTERS, EVAL, LAUNCH],
+    "sft": [TARGET, HYPERPARAMETERS, RENDERING, ADAPTERS, EVAL, LAUNCH],
+    "dpo": [TARGET, HYPERPARAMETERS, BETA, ADAPTERS, EVAL, LAUNCH],
+    "grpo": [GRPO_TARGET, GRPO_ITEMS, GRPO, GRPO_HYPERPARAMETERS, ADAPTERS, LAUNCH],
+}
 
 _DOCS = {
     "bc": """Behavioral cloning on AgentGym conversations (the agent's turns only).
@@ -238,60 +141,37 @@ _DOCS = {
 }
 
 
+def _recipe(method: str) -> dict[str, Any]:
+    """What ``method``'s recipe fills in for the hyper-parameters left unset, by key."""
+    return {
+        f"hyperparameters.{name}": value
+        for name, value in METHOD_DEFAULTS[method]
+        if value is not None
+    }
+
+
 def _command(method: str) -> Callable[..., None]:
-    """The command of ``method``: a function whose signature lists its method's options."""
-    options = METHOD_OPTIONS[method]
+    def run(resolved: TrainConfig) -> None:
+        from agentcli.train_eval import train
 
-    def command(**values: Any) -> None:
-        cli = {option.key: values[option.name] for option in options}
-        cli["resume"] = cli["resume"] or None  # a flag left off does not override the file
-        _train(method, cli, values["config"], values["print_config"], values["overrides"])
-
-    parameters = [
-        inspect.Parameter(
-            option.name,
-            inspect.Parameter.KEYWORD_ONLY,
-            default=option.default,
-            annotation=option.annotation,
+        summary = train(resolved)
+        stdout.print(
+            f"{method}: {summary.line()} → {resolved.out}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
         )
-        for option in [*options, *CONFIG_OPTIONS]
-    ]
-    command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
-    command.__annotations__ = {parameter.name: parameter.annotation for parameter in parameters}
-    command.__doc__ = _DOCS[method]
+
+    command = _options.command(
+        _DOCS[method],
+        *METHOD_OPTIONS[method],
+        config=TrainConfig,
+        run=run,
+        fixed={"method": method},
+        filled=_recipe(method),
+    )
     command.__name__ = method
     return command
-
-
-def _train(
-    method: str,
-    options: dict[str, Any],
-    config_file: Path | None,
-    print_config: bool,
-    overrides: list[str] | None,
-) -> None:
-    from agentcli.cli._output import show_config
-    from agentcli.config import resolve_config
-    from agentcli.train.config import TrainConfig
-
-    resolved = resolve_config(
-        TrainConfig,
-        config_file=config_file,
-        cli={"method": method, **options},
-        overrides=overrides or (),
-    )
-    if print_config:
-        show_config(resolved)
-        return
-    from agentcli.train_eval import train
-
-    summary = train(resolved)
-    stdout.print(
-        f"{method}: {summary.line()} → {resolved.out}",
-        markup=False,
-        highlight=False,
-        soft_wrap=True,
-    )
 
 
 for _method in METHOD_OPTIONS:

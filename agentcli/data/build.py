@@ -88,8 +88,13 @@ class DataSettings(CommandConfig):
 class BuildDataConfig(DataSettings):
     """``agentgym build-data``: one method's training set for one iteration of a run."""
 
-    method: Method = Field(description="bc: AgentGym JSON; sft: chat JSONL; dpo: preference pairs.")
-    iter: int = Field(ge=0, description="0: demos only; k: demos + corrections of 0..k-1.")
+    method: Method = Field(
+        description="Which training set to build. bc: AgentGym JSON; sft: chat JSONL; dpo:"
+        " preference pairs."
+    )
+    iter: int = Field(
+        ge=0, description="0: demos only; k: demos + corrections of iterations 0..k-1."
+    )
     run: Path = Field(description="The run directory (demos.jsonl, iter*/...).")
     view: StudentView = Field(
         default_factory=StudentView,

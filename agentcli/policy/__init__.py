@@ -13,23 +13,28 @@ from pydantic import Field, SecretStr, model_validator
 from agentcli.config import CommandConfig
 from agentcli.endpoints import ModelEndpoints, with_kind
 from agentcli.policy.base import Policy
-from agentcli.policy.engine_server import ENGINES, EngineSettings, serve_engine
+from agentcli.policy.engine_server import ENGINES, EngineKind, EngineSettings, serve_engine
+
+PolicyKind = Literal["local", "openai", "oracle", EngineKind]  # Literal flattens EngineKind
 
 
 class _Acting(CommandConfig):
     """Who acts and how it generates (``PolicySettings`` adds how an engine is launched)."""
 
-    kind: Literal["local", "openai", "oracle", "vllm", "sglang"] = Field(
+    kind: PolicyKind = Field(
         "local",
-        description="local: a model directory; openai: an endpoint; vllm, sglang: the model"
-        " directory served by that engine, launched for the stage; oracle: the expert.",
+        description="Who acts. local: a model directory; openai: an endpoint; vllm, sglang: the"
+        " model directory served by that engine, launched for the stage; oracle: the env's"
+        " expert. Unset: openai given a base URL, else local.",
     )
-    base_url: str | None = Field(None, description="OpenAI-compatible endpoint, e.g. .../v1.")
+    base_url: str | None = Field(
+        None, description="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1."
+    )
     model_name: str | None = Field(None, description="Model name at the endpoint.")
     api_key: SecretStr | None = Field(None, description="Endpoint key (else OPENAI_API_KEY).")
     max_new_tokens: int = Field(128, ge=1, description="Tokens per reply at most.")
-    temperature: float = Field(0.0, ge=0, description="0 = greedy.")
-    seed: int = 0
+    temperature: float = Field(0.0, ge=0, description="Sampling temperature; 0: greedy.")
+    seed: int = Field(0, description="Sampling seed.")
     batch_size: int = Field(32, ge=1, description="Local model: turns per batch.")
     decoder: Literal["own", "generate"] = Field(
         "own",
@@ -76,7 +81,9 @@ class PolicyConfig(PolicySettings):
     """Who acts: ``PolicySettings`` and, for a local, vllm or sglang policy, its model directory."""
 
     model: Path | None = Field(
-        None, description="The model directory (HF format) of a local, vllm or sglang policy."
+        None,
+        description="Model directory (HF format): loaded here (local), or served by a vllm or"
+        " sglang engine.",
     )
 
     @model_validator(mode="after")

@@ -43,9 +43,9 @@ from agentcli.errors import EngineServerError, UsageError
 
 log = logging.getLogger("agentgym.engine")
 
-EngineKind = Literal["vllm", "sglang"]
+EngineKind = Literal["vllm", "sglang"]  # policies and teachers of these kinds launch one
 HOST = "127.0.0.1"  # the stage talks to its engine on this machine only
-POLL_S = 0.5
+POLL_S = 0.1  # how often stopping checks whether a replica has exited
 STOP_TIMEOUT_S = 60.0  # vLLM frees its GPU memory and workers in seconds; a minute is ample
 TAIL_LINES = 5
 
@@ -60,7 +60,7 @@ class Engine:
         return [*where, "--host", HOST, "--port", str(port), "--served-model-name", served_name]
 
 
-ENGINES: dict[str, Engine] = {
+ENGINES: dict[EngineKind, Engine] = {
     "vllm": Engine(command=("vllm", "serve"), model_option=None),
     "sglang": Engine(command=("python", "-m", "sglang.launch_server"), model_option="--model-path"),
 }
@@ -148,7 +148,7 @@ class _Replica:
 
 @contextmanager
 def serve_engine(
-    kind: str,
+    kind: EngineKind,
     settings: EngineSettings,
     model: str,
     *,
@@ -232,7 +232,7 @@ def _stop(replicas: Sequence[_Replica], kind: str) -> None:
     deadline = time.monotonic() + STOP_TIMEOUT_S
     for replica in replicas:
         while not _exited(replica.process.pid) and time.monotonic() < deadline:
-            time.sleep(0.1)
+            time.sleep(POLL_S)
         _signal_group(replica.process.pid, signal.SIGKILL)
         replica.process.wait()
         log.info("%s on %s stopped", kind, replica.url)

@@ -157,15 +157,10 @@ def prompt_rows(
 
 def _check_view(view: StudentView) -> None:
     """Refuse what a TRL rollout cannot show: it keeps the whole conversation, turn by turn."""
-    if view.format != "multi-turn":
+    if not view.whole_conversation:
         raise UsageError(
-            "a TRL rollout is one multi-turn conversation: single-prompt views cannot be"
-            " rendered there; use view.format=multi-turn"
-        )
-    if view.history_steps is not None:
-        raise UsageError(
-            "a TRL rollout keeps every turn of the episode: a history window"
-            f" (history_steps={view.history_steps}) cannot be shown there; leave it unset"
+            f"a TRL rollout is one multi-turn conversation of every turn, and {view.why_not_whole}:"
+            " use view.format=multi-turn and no view.history_steps"
         )
 
 

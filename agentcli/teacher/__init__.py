@@ -16,8 +16,10 @@ from pydantic import Field, SecretStr, model_validator
 
 from agentcli.config import CommandConfig
 from agentcli.endpoints import ModelEndpoints, with_kind
-from agentcli.policy.engine_server import ENGINES, EngineSettings, serve_engine
+from agentcli.policy.engine_server import ENGINES, EngineKind, EngineSettings, serve_engine
 from agentcli.teacher.base import Teacher
+
+TeacherKind = Literal["openai", "oracle", EngineKind]  # Literal flattens EngineKind
 
 
 class Price(CommandConfig):
@@ -37,18 +39,21 @@ DEFAULT_PRICES = {
 class _Teaching(CommandConfig):
     """Who teaches and how it is asked (``TeacherConfig`` adds how an engine is launched)."""
 
-    kind: Literal["openai", "oracle", "vllm", "sglang"] = Field(
+    kind: TeacherKind = Field(
         "oracle",
-        description="openai: an LLM at an endpoint; vllm, sglang: model served by that engine,"
-        " launched for the stage; oracle: the env's simulator.",
+        description="Who teaches. openai: an LLM at an endpoint; vllm, sglang: its model"
+        " (teacher.model) served by that engine, launched for the stage; oracle: the env's"
+        " simulator. Unset: openai given a base URL, else oracle.",
     )
-    base_url: str | None = Field(None, description="OpenAI-compatible endpoint, e.g. .../v1.")
+    base_url: str | None = Field(
+        None, description="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1."
+    )
     model_name: str | None = Field(None, description="Model name at the endpoint.")
     model: str | None = Field(
         None, description="vllm/sglang: the model the engine serves (a directory or a hub id)."
     )
     api_key: SecretStr | None = Field(None, description="Endpoint key (else OPENAI_API_KEY).")
-    concurrency: int = Field(16, ge=1, description="Records (and requests) in flight at once.")
+    concurrency: int = Field(16, ge=1, description="Records (teacher calls) in flight at once.")
     max_retries: int = Field(
         4, ge=0, description="Retries of one request after a 408/409/429/5xx, timeout or drop."
     )
@@ -65,7 +70,9 @@ class _Teaching(CommandConfig):
         default_factory=dict, description="Model name → $ per 1M tokens, over the defaults."
     )
     max_cost: float | None = Field(
-        None, gt=0, description="Stop before a call could take the ledger's total past this ($)."
+        None,
+        gt=0,
+        description="US dollars: stop before a call could take the ledger's total past this.",
     )
     dry_run: bool = Field(False, description="Estimate the cost from token counts; send nothing.")
     cache_dir: Path | None = Field(

@@ -76,7 +76,9 @@ Work = Callable[[], Awaitable[BaseModel]]
 
 
 class StageConfig(CommandConfig):
-    env: EnvName = Field(description="Environment (see `agentgym env list`).")
+    env: EnvName = Field(
+        description="Environment (AgentGym calls it the task; see `agentgym env list`)."
+    )
     out: Path | None = Field(
         None, description="A .jsonl file, or a directory; default: beside the input."
     )

@@ -97,7 +97,7 @@ class Hyperparameters(CommandConfig):
 
     num_train_epochs: float | None = Field(None, gt=0, description="Epochs.")
     max_steps: int | None = Field(
-        None, ge=1, description="Optimizer steps in all (over the epochs, when given)."
+        None, ge=1, description="Optimizer steps (updates) in all; unset: as the epochs take."
     )
     per_device_train_batch_size: int = Field(4, ge=1, description="Examples per device per step.")
     gradient_accumulation_steps: int = Field(
@@ -129,7 +129,9 @@ class Hyperparameters(CommandConfig):
         None, description="Tracker project, trackio's or wandb's; default: huggingface."
     )
     beta: float | None = Field(
-        None, ge=0, description="dpo, grpo: strength of the KL penalty (β); grpo's 0: none."
+        None,
+        ge=0,
+        description="dpo, grpo: strength of the KL penalty (β); 0: none (no reference model).",
     )
 
 
@@ -142,14 +144,17 @@ class Rendering(CommandConfig):
         " agentgym-bc: its BCTrainer's tokens (a space before each reply).",
     )
     max_length: int | None = Field(
-        None, ge=8, description="Tokens per example at most; longer ones lose early turns."
+        None, ge=8, description="Tokens per example at most; a longer one is cut by overflow."
     )
     overflow: Overflow = Field(
-        "truncate_left", description="Over max_length: drop whole early turns, or the example."
+        "truncate_left",
+        description="An example over max_length: truncate_left drops its earliest turns, whole;"
+        " drop leaves the example out.",
     )
     batching: Batching = Field(
         "auto",
-        description="padding_free: a batch's examples in one row, no padding; grouped: batches"
+        description="How a batch becomes tensors. padding_free: a batch's examples in one row,"
+        " no padding; grouped: batches"
         " of similar lengths, padded; padded: random batches, padded; auto: padding_free on a"
         " GPU, grouped on CPU.",
     )
@@ -188,8 +193,12 @@ class LoraSpec(CommandConfig):
 class Adapters(CommandConfig):
     """LoRA adapters instead of full fine-tuning."""
 
-    lora: LoraSpec | None = Field(None, description="Train LoRA adapters (none: every weight).")
-    merge: bool = Field(True, description="Save LoRA merged into a plain model (else adapters).")
+    lora: LoraSpec | None = Field(
+        None, description="Train LoRA adapters, e.g. r=64,alpha=128; none: every weight."
+    )
+    merge: bool = Field(
+        True, description="Save LoRA merged into a plain model (else the adapters alone)."
+    )
 
     @field_validator("lora", mode="before")
     @classmethod
@@ -208,9 +217,15 @@ class Saving(CommandConfig):
 class Launch(CommandConfig):
     """Where and how the training processes run."""
 
-    num_processes: int | None = Field(None, ge=1, description="Processes for accelerate launch.")
-    accelerate_config: Path | None = Field(None, description="An accelerate config file.")
-    dtype: Dtype = Field("auto", description="auto: bf16 on a GPU that has it, else fp32.")
+    num_processes: int | None = Field(
+        None, ge=1, description="Processes to launch with accelerate (one per GPU)."
+    )
+    accelerate_config: Path | None = Field(
+        None, description="An accelerate config file (configs/accelerate/*.yaml)."
+    )
+    dtype: Dtype = Field(
+        "auto", description="Precision. auto: bf16 on a GPU that has it, else fp32."
+    )
 
 
 class GrpoSettings(CommandConfig):
@@ -281,7 +296,11 @@ class TrainTarget(CommandConfig):
     )
     model: Path = Field(description="Model directory to start from (HF format).")
     out: Path = Field(description="Directory for the trained model, checkpoints and logs.")
-    env: str | None = Field(None, description="Environment of the data; needed by eval.")
+    env: str | None = Field(
+        None,
+        description="Environment of the data (AgentGym calls it the task); the in-training eval"
+        " needs it.",
+    )
     resume: bool = Field(False, description="Continue from the last checkpoint in out/.")
 
 
@@ -289,14 +308,19 @@ class TrainingEval(CommandConfig):
     """Rollouts of the model on held-out items during training, logged next to the loss."""
 
     every: int | None = Field(
-        None, ge=1, description="Roll the model out on eval.items every N epochs."
+        None, ge=1, description="Roll the model out on the eval items every N epochs."
     )
     steps: int | None = Field(None, ge=1, description="... or every N steps.")
-    items: Path | None = Field(None, description="AgentGym JSON file of the eval item ids.")
-    env_server: list[str] = Field(
-        default_factory=list, description="Env servers for eval; none: a built-in server."
+    items: Path | None = Field(
+        None, description="AgentGym JSON file whose item ids to evaluate on."
     )
-    max_rounds: int | None = Field(None, ge=1, description="Turns per eval episode.")
+    env_server: list[str] = Field(
+        default_factory=list,
+        description="Env server URLs for the eval (round-robin); none: start a built-in server.",
+    )
+    max_rounds: int | None = Field(
+        None, ge=1, description="Turns per eval episode; default: the env's."
+    )
     batch_size: int = Field(8, ge=1, description="Eval episodes in flight at once.")
     view: StudentView = Field(
         default_factory=StudentView,
@@ -363,9 +387,9 @@ class TrainConfig(TrainSettings, TrainTarget):
         view = view_for(self.grpo.view, read_view(model_view_path(self.model)), of=str(self.model))
         if not view.whole_conversation:  # an episode trains as one sequence, every turn in it
             raise ValueError(
-                "grpo trains each episode as one multi-turn conversation, which this view does"
-                f" not show ({view.format}, history_steps={view.history_steps}): use"
-                " view.format=multi-turn and no view.history_steps, and a model trained so"
+                "grpo trains each episode as one multi-turn conversation, and"
+                f" {view.why_not_whole}: use view.format=multi-turn and no view.history_steps, and"
+                " a model trained so"
             )
         grpo = self.grpo = self.grpo.model_copy(update={"view": view})
         if self.data is not None:

@@ -217,3 +217,14 @@ def test_a_turn_ends_with_its_action_line():
         cut_after_action("Thought: x\nAction: look\nObservation: more")
         == "Thought: x\nAction: look"
     )
+
+
+@pytest.mark.parametrize(
+    ("view", "said"),
+    [(StudentView(format="single-prompt"), "single-prompt"),
+     (StudentView(history_steps=2), "history window (history_steps=2)"),
+     (StudentView(format="single-prompt", history_steps=0), "single-prompt")],
+)  # fmt: skip
+def test_a_view_says_what_keeps_it_from_the_whole_conversation(view, said):
+    assert not view.whole_conversation and said in view.why_not_whole
+    assert StudentView().whole_conversation and StudentView().why_not_whole is None
