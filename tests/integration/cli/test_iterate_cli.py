@@ -21,8 +21,8 @@ def test_print_config_shows_each_iteration_resolved(tmp_path):
         "eval.limit=5", "--print-config",
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
-    zero, one = result.stdout.split("# iteration 1\n")
-    assert zero.startswith("# iteration 0\n")
+    zero, one = result.stdout.split("# seed 0, iteration 1\n")  # the config's seed
+    assert zero.startswith("# seed 0, iteration 0\n")
     assert "iter: 0" in zero and "epochs: 1.0" in zero
     assert "iter: 1" in one and "epochs: 2.0" in one
     assert "limit: 5" in zero and "limit: 5" in one
@@ -39,5 +39,5 @@ def test_iterate_without_iterations_is_one_line_and_exit_2(tmp_path):
 def test_report_of_a_directory_that_is_no_run_is_one_line(tmp_path):
     result = agentgym("report", str(tmp_path))
     assert result.returncode == 2
-    assert "has no manifest.json" in result.stderr
+    assert "holds no seed's run (seed<N>/manifest.json)" in result.stderr
     assert result.stderr.strip().count("\n") == 0
