@@ -19,14 +19,15 @@ from tests.support.engine_stand_in import COMMAND, ROOT, launches, running
 @pytest.mark.slow
 def test_each_rollout_and_eval_serves_its_own_checkpoint(tiny_model, tmp_path, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", str(ROOT))  # the stand-in's module, for the engine process
-    run = tmp_path / "runs" / "served"
+    runs = tmp_path / "runs" / "served"
+    run = runs / "seed0"  # the config's seed
     student = {"max_new_tokens": 16, "kind": "vllm", "command": COMMAND}
     episodes = {"limit": 2, "concurrency": 2, "max_rounds": 2, "policy": student}
     config = tmp_path / "served.yaml"
     config.write_text(
         yaml.safe_dump(
             {
-                "run": str(run),
+                "run": str(runs),
                 "envs": ["textcraft"],
                 "model": str(tiny_model),
                 "teacher": {"kind": "oracle"},
