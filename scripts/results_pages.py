@@ -1,0 +1,181 @@
+"""Write the measured results that pages show from the result files the tool wrote.
+
+    .venv/bin/python scripts/results_pages.py          # rewrite every results block
+    .venv/bin/python scripts/results_pages.py --check  # exit 1 if a block is stale
+
+A page (README.md, docs/**/*.md) shows a measured result as a block between
+``<!-- results FILE seed=N [KIND] -->`` and ``<!-- /results -->``: FILE is a ``report.json``
+of seeds (``agentgym report runs/<name>`` writes one beside a run directory's seed folders,
+e.g. docs/results/quickstart.json) and N the seed ``make demo`` or the page's command runs.
+KIND ``table`` (the default) is the file's table: that seed's success per model, the mean and
+spread across the seeds, each paired difference, and where and how long it was measured;
+``seed-lines`` and ``lines`` are the seed's paired comparisons and those across the seeds as
+``agentgym report`` prints them. A test runs the check, so a number on a page is always one
+the file holds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+BLOCK = re.compile(
+    r"(?P<open><!-- results (?P<file>\S+) seed=(?P<seed>\d+)(?: (?P<kind>[a-z-]+))? -->\n)"
+    r"(?P<body>.*?)(?P<close><!-- /results -->)",
+    re.S,
+)
+NAMES = {"0": "iteration 0", "control": "control"}
+
+
+def pages() -> list[Path]:
+    return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+
+
+def refreshed(text: str, page: Path) -> str:
+    """``page``'s ``text`` with every results block rendered anew from its file (named from
+    the repository's root)."""
+
+    def render(match: re.Match[str]) -> str:
+        file = ROOT / match["file"]
+        document = json.loads(file.read_text(encoding="utf-8"))
+        seed, kind = int(match["seed"]), match["kind"] or "table"
+        if seed not in document["seeds"]:
+            raise SystemExit(f"{match['file']} has no seed {seed} (it has {document['seeds']})")
+        if kind == "table":
+            link = Path(os.path.relpath(file, page.parent)).as_posix()
+            body = results_table(document, seed, match["file"], link)
+        else:
+            body = report_lines(document, seed, across=kind == "lines")
+        return match["open"] + body + match["close"]
+
+    return BLOCK.sub(render, text)
+
+
+def results_table(document: dict[str, Any], seed: int, file: str, link: str) -> str:
+    """Markdown: per model, seed ``seed``'s success and the spread across the file's seeds;
+    per paired difference, the seed's and the mean across seeds with its standard error."""
+    seeds = document["seeds"]
+    several_envs = len({row["env"] for row in document["rows"]}) > 1
+    ours = {(_label(r), r["env"]): r for r in document["rows"] if r["seed"] == seed}
+    span = (
+        f"seeds {seeds[0]}–{seeds[-1]}"
+        if seeds == list(range(seeds[0], seeds[-1] + 1))
+        else ("seeds " + ", ".join(map(str, seeds)))
+    )
+    lines = [
+        f"| model | held-out success, seed {seed} | mean over {span} | sd | min – max |",
+        "|---|---|---|---|---|",
+    ]
+    for spread in document["across_seeds"]["rows"]:
+        label, env = _label(spread), spread["env"]
+        row = ours[(label, env)]
+        name = _name(label) + (f" ({env})" if several_envs else "")
+        lines.append(
+            f"| {name} | {_percent(row['success_rate'])} ± {_points(row['success_se'])} %"
+            f" | {_percent(spread['success_mean'])} % | {_points(spread['success_sd'])}"
+            f" | {_percent(spread['success_min'])} – {_percent(spread['success_max'])} % |"
+        )
+    lines += [
+        "",
+        f"| paired difference (n = {next(iter(ours.values()))['items']} items) | seed {seed}"
+        f" | mean ± standard error across {span} | min – max | ahead in |",
+        "|---|---|---|---|---|",
+    ]
+    mine = {(c["env"], c["model"], c["baseline"]): c for c in document["comparisons"]
+            if c["seed"] == seed}  # fmt: skip
+    for d in document["across_seeds"]["comparisons"]:
+        c = mine[(d["env"], d["model"], d["baseline"])]
+        name = f"{_name(d['model'])} − {_name(d['baseline'])}" + (
+            f" ({d['env']})" if several_envs else ""
+        )
+        lines.append(
+            f"| {name} | {_signed(c['difference'])} ± {_points(c['standard_error'])}"
+            f" | {_signed(d['mean'])} ± {_points(d['standard_error'])}"
+            f" | {_signed(d['low'])} – {_signed(d['high'])} | {d['ahead']} of {d['seeds']} |"
+        )
+    timings = document["timings"]
+    machine = timings["machine"]
+    seconds = {s["seed"]: s for s in timings["seeds"]}[seed]
+    lines += [
+        "",
+        f"From [{file}]({link}): measured on {machine['cpus']} CPU cores"
+        f" ({machine['platform']}); seed {seed}'s stages took {_minutes(seconds['seconds'])}"
+        f" at a mean load average of {seconds['load_average']}.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def report_lines(document: dict[str, Any], seed: int, *, across: bool) -> str:
+    """The paired comparisons as `agentgym report` prints them: seed ``seed``'s, or (``across``)
+    the lines across the seeds; as a code block."""
+    from agentcli.cli.report import across_seeds_line, comparison_line
+    from agentcli.compare import Comparison
+    from agentcli.iterate.seeds import Difference
+
+    if across:
+        lines = [
+            across_seeds_line(Difference(**d)) for d in document["across_seeds"]["comparisons"]
+        ]
+    else:
+        lines = [
+            comparison_line(Comparison(**{k: v for k, v in c.items() if k != "seed"}))
+            for c in document["comparisons"]
+            if c["seed"] == seed
+        ]
+    return "```\n" + "\n".join(lines) + "\n```\n"
+
+
+def _label(record: dict[str, Any]) -> str:
+    return "control" if record["control"] else str(record["iteration"])
+
+
+def _name(label: str) -> str:
+    return NAMES.get(label, f"iteration {label}")
+
+
+def _percent(value: float) -> str:
+    return f"{100 * value:.1f}"
+
+
+def _points(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:.1f}"
+
+
+def _signed(value: float) -> str:
+    return f"{100 * value:+.1f}"
+
+
+def _minutes(seconds: float) -> str:
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest} s"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="fail if a results block is stale")
+    args = parser.parse_args()
+    stale = []
+    for page in pages():
+        text = page.read_text(encoding="utf-8")
+        new = refreshed(text, page)
+        if new == text:
+            continue
+        if args.check:
+            stale.append(page)
+        else:
+            page.write_text(new, encoding="utf-8")
+            print(f"wrote {page.relative_to(ROOT)}")
+    if stale:
+        names = ", ".join(str(page.relative_to(ROOT)) for page in stale)
+        sys.exit(f"stale results in {names}: run `.venv/bin/python scripts/results_pages.py`")
+
+
+if __name__ == "__main__":
+    main()

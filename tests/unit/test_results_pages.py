@@ -1,0 +1,68 @@
+"""A measured number on a page is one its result file holds: every results block of README.md
+and docs/ is what scripts/results_pages.py renders from the file it names, and a number
+changed by hand (or a file re-measured without the pages) fails."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import subprocess
+import sys
+
+from tests.support.docs import ROOT
+
+SCRIPT = ROOT / "scripts" / "results_pages.py"
+
+
+def results_pages():
+    spec = importlib.util.spec_from_file_location("results_pages", SCRIPT)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_results_block_is_its_file_rendered():
+    check = subprocess.run(
+        [sys.executable, str(SCRIPT), "--check"], capture_output=True, text=True, timeout=120
+    )
+    assert check.returncode == 0, check.stderr
+    # the quickstart's table is on both pages that promise it, from the committed sweep
+    for page in ("README.md", "docs/quickstart.md"):
+        text = (ROOT / page).read_text()
+        assert "<!-- results docs/results/quickstart.json seed=0 -->\n| model |" in text, page
+
+
+def test_a_number_changed_by_hand_is_stale():
+    module = results_pages()
+    readme = ROOT / "README.md"
+    text = readme.read_text()
+    block = module.BLOCK.search(text)
+    assert block is not None
+    number = re.search(r"\d+\.\d", block["body"])
+    assert number is not None
+    digit = "1" if number[0][-1] != "1" else "2"
+    start = block.start("body") + number.end() - 1
+    tampered = text[:start] + digit + text[start + 1 :]
+    assert module.refreshed(tampered, readme) == text  # rendering again restores the file's
+
+
+def test_the_quickstarts_student_is_the_one_its_results_were_measured_with(tmp_path):
+    """The student (its tokenizer and initialisation) is what a seed's numbers hang on: a
+    change to what builds it (the tokenizer's text, the model's shape, the seeding) moves
+    every published result, and must come with the results measured again."""
+    import json
+
+    import yaml
+
+    from agentcli.models import build_tiny_model, model_digest
+
+    config = yaml.safe_load((ROOT / "configs" / "quickstart.yaml").read_text())
+    results = json.loads((ROOT / "docs" / "results" / "quickstart.json").read_text())
+    published = {student["seed"]: student["digest"] for student in results["students"]}
+    shape = config["model"]["tiny"]
+    built = build_tiny_model(tmp_path / "student", seed=0, **shape)
+    assert model_digest(built) == published[0], (
+        "the quickstart's student is not the one docs/results/quickstart.json was measured"
+        " with: run the sweep again (docs/quickstart.md) and commit its report.json"
+    )
