@@ -50,8 +50,8 @@ from agentcli.data.records import (
     parse_item_id,
 )
 from agentcli.errors import UsageError
-from agentcli.iterate.run_layout import RunLayout
 from agentcli.resume import guard_output
+from agentcli.run_layout import RunLayout
 from agentcli.trained_view import data_view_path, write_view
 
 log = logging.getLogger("agentgym.data")

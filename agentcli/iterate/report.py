@@ -24,9 +24,9 @@ from agentcli.data.jsonl import read_records
 from agentcli.data.records import Episode
 from agentcli.errors import UsageError
 from agentcli.evaluate import ALL
-from agentcli.iterate.run_layout import RunLayout, seed_run
 from agentcli.iterate.runner import Manifest
 from agentcli.iterate.stages import train_summary_path
+from agentcli.run_layout import RunLayout, seed_run
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -28,8 +28,8 @@ from agentcli.data.records import Episode, PrivilegedState, Record, item_id
 from agentcli.envs.registry import EnvName, get_spec
 from agentcli.errors import AgentGymError, BudgetExceededError, FatalRunError, UsageError
 from agentcli.items import ItemSelection
-from agentcli.iterate.run_layout import RunLayout
 from agentcli.resume import fingerprint, guard_output, refuse_other_settings
+from agentcli.run_layout import RunLayout
 from agentcli.teacher import TeacherConfig, build_teacher, served_teacher
 from agentcli.teacher.base import Teacher
 from agentcli.teacher.ledger import now

@@ -20,8 +20,8 @@ from agentcli.iterate.report import (
     report_figure,
     write_report,
 )
-from agentcli.iterate.run_layout import RunLayout, seed_run
 from agentcli.iterate.runner import Manifest
+from agentcli.run_layout import RunLayout, seed_run
 from agentcli.teacher.ledger import LedgerEntry
 
 ENVS = ["textcraft", "babyai"]

@@ -19,8 +19,8 @@ from agentcli.data.records import (
     PreferenceRecord,
 )
 from agentcli.errors import UsageError
-from agentcli.iterate.run_layout import RunLayout
 from agentcli.policy.oracle import OraclePolicy
+from agentcli.run_layout import RunLayout
 from tests.support.cli import agentgym
 from tests.support.random_policy import rollout
 from tests.support.runs import corrected_run
