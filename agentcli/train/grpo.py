@@ -45,7 +45,7 @@ from agentcli.errors import UsageError
 from agentcli.train.arguments import trainer_arguments
 from agentcli.train.config import TrainConfig
 from agentcli.train.model import lora_config
-from agentcli.train.run import EpisodePlayer
+from agentcli.train.protocols import EpisodePlayer
 from agentcli.train.tokenize import tokenize_conversation
 
 log = logging.getLogger("agentgym.train")
