@@ -210,6 +210,7 @@ def trainer(tiny_model, tmp_path):
         completion_only_loss=True,
         max_length=None,
         disable_tqdm=True,
+        activation_checkpointing=False,  # as on CPU in our runs (TRL's default warns)
     )
     return SFTTrainer(
         model=AutoModelForCausalLM.from_pretrained(tiny_model),
