@@ -2,12 +2,13 @@
 
 The local policy keeps attention caches from one turn to the next (``policy.local.kv_cache``)
 and decodes with a loop of its own (``policy.decode``); training computes the prefix a batch
-shares once (``train.shared_prefix``) and logs TRL's metrics from a loss of its own
-(``train.sft``). All of them reach below the documented surface: into cache layers and their
-tensors, the forward's ``cache`` argument, how a 4D mask is taken, the registry of attention
-functions, and a trainer's metrics, token count and collator. All of that goes through here,
-so that a release that changes one of them breaks one function, and tests/unit/test_compat.py,
-which holds a contract test per function, says which. What stays outside is the public API:
+shares once (``train.shared_prefix``), logs TRL's metrics from a loss of its own
+(``train.sft``) and resumes grpo in its epoch's order (``train.grpo_trainer``). All of them
+reach below the documented surface: into cache layers and their tensors, the forward's
+``cache`` argument, how a 4D mask is taken, the registry of attention functions, and a
+trainer's metrics, token count, collator and sampler. All of that goes through here, so that a
+release that changes one of them breaks one function, and tests/unit/test_compat.py, which
+holds a contract test per function, says which. What stays outside is the public API:
 tokenizers, ``from_pretrained``, configs, ``generate``, a trainer's constructor and ``train``.
 
 A leaf below policy/ and train/, which both use it (train/ never imports policy/). Imports of
@@ -161,3 +162,26 @@ def wrap_collator(trainer: Any, wrap: Callable[[Any], Any]) -> None:
     """Have the built trainer's batches go through ``wrap(collator)``, around the collator
     the trainer chose for itself (which its constructor alone knows how to build)."""
     trainer.data_collator = wrap(trainer.data_collator)
+
+
+def with_train_sampler(trainer_class: type, wrap: Callable[[Any], Any]) -> type:
+    """``trainer_class`` drawing its training batches through ``wrap(sampler)``, around the
+    sampler it builds for itself (transformers' ``Trainer._get_train_sampler``)."""
+
+    class WithTrainSampler(trainer_class):
+        def _get_train_sampler(self, dataset: Any = None) -> Any:
+            return wrap(super()._get_train_sampler(dataset))
+
+    return WithTrainSampler
+
+
+def rewind_repeat_sampler(sampler: Any, draws: int) -> None:
+    """Have TRL's ``RepeatSampler`` give, on its next pass, the order its seed's draw number
+    ``draws`` (from 0) gives, whichever draws it made before (its ``shuffle``, ``generator``,
+    ``seed`` and ``num_samples``); an unshuffled one keeps its order."""
+    import torch
+
+    if sampler.shuffle:
+        sampler.generator.manual_seed(sampler.seed)
+        for _ in range(draws):  # the draws before
+            torch.randperm(sampler.num_samples, generator=sampler.generator)

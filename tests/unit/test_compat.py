@@ -9,6 +9,7 @@ import torch
 from datasets import Dataset
 from transformers import AutoModelForCausalLM, AutoTokenizer, MistralConfig
 from trl import SFTConfig, SFTTrainer
+from trl.trainer.utils import RepeatSampler
 
 from agentcli import compat
 
@@ -194,8 +195,7 @@ def test_a_forward_into_a_cache_appends_to_it_and_keeps_the_logits_asked_for(mod
     torch.testing.assert_close(output.logits, full[keep])
 
 
-@pytest.fixture
-def trainer(tiny_model, tmp_path):
+def sft_trainer(tiny_model, tmp_path, trainer_class: type = SFTTrainer):
     tokenizer = AutoTokenizer.from_pretrained(tiny_model)
     rows = [[5, 17, 42, 8, 99], [23, 7, 64, 12]]
     dataset = Dataset.from_dict(
@@ -212,12 +212,17 @@ def trainer(tiny_model, tmp_path):
         disable_tqdm=True,
         activation_checkpointing=False,  # as on CPU in our runs (TRL's default warns)
     )
-    return SFTTrainer(
+    return trainer_class(
         model=AutoModelForCausalLM.from_pretrained(tiny_model),
         args=arguments,
         train_dataset=dataset,
         processing_class=tokenizer,
     )
+
+
+@pytest.fixture
+def trainer(tiny_model, tmp_path):
+    return sft_trainer(tiny_model, tmp_path)
 
 
 def test_a_trainers_metrics_are_averaged_into_its_next_log(trainer):
@@ -242,3 +247,42 @@ def test_a_wrapped_collator_makes_the_trainers_batches(trainer):
     batch = next(iter(trainer.get_train_dataloader()))
     assert batch["marked"] == 2, "the trainer's `data_collator`, read when it batches"
     assert batch["input_ids"].shape[0] == 2
+
+
+def test_a_trainer_class_draws_its_batches_through_a_wrapped_sampler(tiny_model, tmp_path):
+    drawn = []
+
+    class Recorded(torch.utils.data.Sampler):
+        def __init__(self, sampler):
+            self.sampler = sampler
+
+        def __len__(self):
+            return len(self.sampler)
+
+        def __iter__(self):
+            order = list(self.sampler)
+            drawn.append(order)
+            return iter(order)
+
+    trainer_class = compat.with_train_sampler(SFTTrainer, Recorded)
+    trainer = sft_trainer(tiny_model, tmp_path, trainer_class)
+    next(iter(trainer.get_train_dataloader()))
+    assert drawn and sorted(drawn[0]) == [0, 1], "Trainer's `_get_train_sampler`"
+
+
+def test_a_rewound_repeat_sampler_gives_the_draw_asked_for():
+    def sampler(shuffle=True):
+        return RepeatSampler(range(6), mini_repeat_count=2, batch_size=3, shuffle=shuffle, seed=7)
+
+    drawing = sampler()
+    draws = [list(drawing) for _ in range(3)]
+    assert draws[0] != draws[1] != draws[2]
+    rewound = sampler()
+    for draw in (2, 0, 1):
+        compat.rewind_repeat_sampler(rewound, draw)
+        assert list(rewound) == draws[draw], (
+            "RepeatSampler's `shuffle`, `generator`, `seed`, `num_samples`"
+        )
+    in_order = sampler(shuffle=False)
+    compat.rewind_repeat_sampler(in_order, 2)
+    assert list(in_order) == [index for index in range(6) for _ in range(2)]
