@@ -91,6 +91,6 @@ def parse_goal_id(text: str) -> tuple[str, int]:
             f"item id {text!r}: only textcraft items can be named by goal, as"
             " 'textcraft/<goal>' (e.g. 'textcraft/dark_oak_sign'); others are '<env>_<index>'"
         )
-    from agentcli.envs.textcraft import goal_index
+    from agentcli.envs.textcraft.session import goal_index
 
     return env, goal_index(goal)

@@ -34,9 +34,9 @@ from agentcli.conversation import (
 from agentcli.data.jsonl import append_records, read_records
 from agentcli.data.records import Episode, Step, item_id
 from agentcli.envs.base import EnvSpec, Transition
-from agentcli.envs.client import EnvClient, MissingRouteError, RemoteSession
-from agentcli.envs.launcher import env_servers
 from agentcli.envs.registry import EnvName, get_spec, known_splits
+from agentcli.envs.wire.client import EnvClient, MissingRouteError, RemoteSession
+from agentcli.envs.wire.launcher import env_servers
 from agentcli.errors import AgentGymError, FatalRunError
 from agentcli.items import HeldOutItems, ItemSelection
 from agentcli.policy import PolicyConfig, build_policy, served_policy

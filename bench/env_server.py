@@ -24,8 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agentcli.envs.protocol import WIRE_FORMATS  # noqa: E402
 from agentcli.envs.registry import get_spec  # noqa: E402
+from agentcli.envs.wire.protocol import WIRE_FORMATS  # noqa: E402
 from tests.support.servers import running_server  # noqa: E402
 
 # A loop of steps each valid where the one before leaves the session; {n} counts the steps.

@@ -57,7 +57,7 @@ def convert(
         from agentcli.envs.registry import get_spec
 
         get_spec(env)  # an unknown name is one line with the closest known one
-    from agentcli.envs.textcraft import goal_index
+    from agentcli.envs.textcraft.session import goal_index
 
     converted = run_conversion(
         source, target, to, env=env, overwrite=overwrite, goal_index=goal_index

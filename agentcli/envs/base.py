@@ -99,7 +99,7 @@ class EnvSpec:
     requires: str
     instruction: str
     max_rounds: int
-    wire: str  # key of agentcli.envs.protocol.WIRE_FORMATS
+    wire: str  # key of agentcli.envs.wire.protocol.WIRE_FORMATS
     default_port: int
     load: Callable[[], Environment] | None
     missing: Callable[[], str | None] = lambda: None

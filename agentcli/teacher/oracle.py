@@ -29,8 +29,8 @@ from agentcli.data.records import (
     item_id,
 )
 from agentcli.envs.base import Environment, PromptStyle, Session, Transition
-from agentcli.envs.protocol import WIRE_FORMATS, as_received
 from agentcli.envs.registry import get_spec
+from agentcli.envs.wire.protocol import WIRE_FORMATS, as_received
 from agentcli.errors import AgentGymError, EnvUnavailableError, UsageError
 
 ResultT = TypeVar("ResultT")

@@ -135,7 +135,7 @@ def test_imports_inside_functions_and_relative_ones_count():
 
 def test_envs_spawn_no_cli_process():
     """A child started with ``python -m agentcli.cli.main …`` depends on the CLI as an import
-    would: the launcher spawns ``agentcli.envs.serve``."""
+    would: the launcher spawns ``agentcli.envs.wire.serve``."""
     for path in RULES["envs"].files():
         named = [
             node.value

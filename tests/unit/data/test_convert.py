@@ -91,7 +91,7 @@ def test_episodes_write_as_agentgym_trains_on_them():
 def test_textcraft_records_take_our_id_of_the_goal_they_state(tmp_path):
     """AgentGym numbers textcraft goals in its machine's directory listing order; the goal a
     record's first observation states is the same everywhere. Writing back restores its id."""
-    from agentcli.envs.textcraft import goal_index
+    from agentcli.envs.textcraft.session import goal_index
 
     episodes = read_agentgym(AGENTGYM, goal_index)
     # stick, oak sign, bowl; the last record holds no conversation, so no goal

@@ -15,7 +15,7 @@ from agentcli.envs import alfworld
 from agentcli.envs.alfworld import BUILTIN_FIRST_INDEX, SPEC, AlfworldSession, GameCatalog
 from agentcli.envs.alfworld.games import GENERATED_SPLITS
 from agentcli.envs.alfworld.generation import TASK_TYPES
-from agentcli.envs.protocol import WIRE_FORMATS
+from agentcli.envs.wire.protocol import WIRE_FORMATS
 from agentcli.errors import EnvUnavailableError, TaskNotFoundError, UsageError
 
 pytestmark = [

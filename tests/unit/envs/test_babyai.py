@@ -9,7 +9,7 @@ import pytest
 
 from agentcli.envs.babyai import SPEC
 from agentcli.envs.babyai.levels import AGENTGYM_LEVELS, LEVELS
-from agentcli.envs.protocol import WIRE_FORMATS
+from agentcli.envs.wire.protocol import WIRE_FORMATS
 from agentcli.errors import TaskNotFoundError
 
 # Seed 0 of 20 levels: every kind of mission (go to, open, pick up, put next, unlock, sequences,

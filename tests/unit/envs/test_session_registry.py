@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from agentcli.envs.server import ServeConfig
-from agentcli.envs.sessions import EVICTABLE_AFTER_S, HTTPError, SessionRegistry
 from agentcli.envs.textcraft import SPEC
+from agentcli.envs.wire.server import ServeConfig
+from agentcli.envs.wire.sessions import EVICTABLE_AFTER_S, HTTPError, SessionRegistry
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ sciworld session holds a JVM). Sessions live as long as AgentGym's do (its train
 client across an epoch) unless ``--idle-timeout`` says otherwise: a full server makes room by
 closing its longest-unused session once that has been unused for a while.
 
-The same server speaks OpenEnv's protocol too (openenv_wire.py): its WebSocket sessions are
+The same server speaks OpenEnv's protocol too (openenv.py): its WebSocket sessions are
 sessions here like any other.
 """
 
@@ -26,9 +26,10 @@ from pydantic import BaseModel, Field
 
 from agentcli.config import CommandConfig
 from agentcli.envs.base import Environment, EnvSpec, Session, Transition
-from agentcli.envs.client import BOOT_HEADER
-from agentcli.envs.openenv_wire import add_openenv_routes
-from agentcli.envs.protocol import (
+from agentcli.envs.registry import get_spec, require_simulator
+from agentcli.envs.wire.client import BOOT_HEADER
+from agentcli.envs.wire.openenv import add_openenv_routes
+from agentcli.envs.wire.protocol import (
     WIRE_FORMATS,
     CreateRequest,
     SessionRequest,
@@ -37,9 +38,8 @@ from agentcli.envs.protocol import (
     parse_json,
     payload,
 )
-from agentcli.envs.registry import get_spec, require_simulator
-from agentcli.envs.renamed_wire import RenamedWire, replaying
-from agentcli.envs.sessions import HTTPError, SessionRegistry, Slot, run_locked
+from agentcli.envs.wire.renamed import RenamedWire, replaying
+from agentcli.envs.wire.sessions import HTTPError, SessionRegistry, Slot, run_locked
 from agentcli.errors import (
     EnvUnavailableError,
     SessionStateError,

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from agentcli.envs.base import Environment, PromptStyle, Session, Transition
 
 if TYPE_CHECKING:
-    from agentcli.envs.server import ServeConfig
+    from agentcli.envs.wire.server import ServeConfig
 
 log = logging.getLogger("agentgym.server")
 T = TypeVar("T")

@@ -132,7 +132,7 @@ class WireFormat:
     reset_request: type[ResetRequest] | type[GameResetRequest]
     infer_success: Callable[[dict[str, Any]], bool]
     create_resets: bool = False  # textcraft's /create also resets (returns the reset fields)
-    # WebShop's server names things differently (renamed_wire.py speaks it in our server).
+    # WebShop's server names things differently (renamed.py speaks it in our server).
     id_field: str = "id"
     index_field: str = "data_idx"
     observation_field: str = "observation"

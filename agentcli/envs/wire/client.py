@@ -24,8 +24,8 @@ from typing import Any
 import httpx
 
 from agentcli.envs.base import PromptStyle, Transition
-from agentcli.envs.protocol import WIRE_FORMATS, WireFormat, transition_from_payload
 from agentcli.envs.registry import get_spec
+from agentcli.envs.wire.protocol import WIRE_FORMATS, WireFormat, transition_from_payload
 from agentcli.errors import (
     AgentGymError,
     EnvServerError,
