@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from agentcli.agentgym_prompts import PromptStyle
+from agentcli.envs.wire.format import WireFormat
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,7 @@ class EnvSpec:
     requires: str
     instruction: str
     max_rounds: int
-    wire: str  # key of agentcli.envs.wire.protocol.WIRE_FORMATS
+    wire: WireFormat  # what its AgentGym server sends and takes (wire/format.py)
     default_port: int
     load: Callable[[], Environment] | None
     missing: Callable[[], str | None] = lambda: None

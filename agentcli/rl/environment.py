@@ -40,7 +40,8 @@ from agentcli.data.records import item_id, parse_item_id
 from agentcli.envs.base import Session, Transition
 from agentcli.envs.registry import get_spec, require_simulator
 from agentcli.envs.wire.client import EnvClient, RemoteSession
-from agentcli.envs.wire.protocol import WIRE_FORMATS, WireFormat, as_received
+from agentcli.envs.wire.format import WireFormat
+from agentcli.envs.wire.protocol import as_received
 from agentcli.errors import UsageError
 
 EPISODE_OVER = "The episode is over: no more actions are taken."
@@ -168,7 +169,7 @@ def _in_process(env: str, style: PromptStyle) -> Callable[[], _Session]:
     spec = get_spec(env)
     require_simulator(spec, otherwise=f"pass server=URL of a {env} server")
     environment = spec.load()
-    wire = WIRE_FORMATS[spec.wire]
+    wire = spec.wire
     return lambda: _InProcessSession(environment.open_session(style), wire)
 
 

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from agentcli.envs.wire.client import EnvClient
-from agentcli.envs.wire.protocol import MAX_ACTION_CHARS
+from agentcli.envs.wire.format import MAX_ACTION_CHARS
 from tests.support.servers import running_server
 
 

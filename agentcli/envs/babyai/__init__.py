@@ -13,6 +13,7 @@ from typing import Any
 from agentcli.envs.babyai.levels import AGENTGYM_LEVELS, PUT_NEXT_ROOM, Variant
 from agentcli.envs.babyai.session import BabyAIEnvironment
 from agentcli.envs.base import EnvSpec
+from agentcli.envs.wire.format import DEFAULT_WIRE
 from agentcli.errors import EnvUnavailableError
 
 INSTRUCTION = """\
@@ -63,7 +64,7 @@ def _spec(variant: Variant, **fields: Any) -> EnvSpec:
         name=variant.name,
         requires="the minigrid package (installed with agentgym)",
         max_rounds=20,
-        wire="babyai",
+        wire=DEFAULT_WIRE,  # AgentGym's babyai server speaks the common shape
         load=load,
         missing=_missing,
         probe_action="turn left",

@@ -7,7 +7,13 @@ and reads the gold path. Importing this package starts no JVM.
 from __future__ import annotations
 
 from agentcli.envs.base import EnvSpec
-from agentcli.envs.sciworld.session import load_environment, missing_requirement, task_category
+from agentcli.envs.sciworld.session import (
+    SUCCESS_SCORE,
+    load_environment,
+    missing_requirement,
+    task_category,
+)
+from agentcli.envs.wire.format import ResetRequest, WireFormat
 
 INSTRUCTION = """\
 You are doing a science task in ScienceWorld, a text simulation of a house and its \
@@ -31,13 +37,28 @@ Thought: <your reasoning>
 Action: <one action>"""
 
 
+# What AgentGym's sciworld server answers a reset with, and keeps in the session's /detail.
+_RESET_FIELDS = (
+    "task_name", "var_num", "task_description", "observation", "reward", "score", "deleted",
+    "done",
+)  # fmt: skip
+
+WIRE = WireFormat(
+    reset_fields=_RESET_FIELDS,
+    step_fields=("observation", "reward", "score", "done"),
+    reset_request=ResetRequest,
+    infer_success=lambda body: float(body.get("score") or 0) >= SUCCESS_SCORE,
+    detail_start={"deleted": False, "done": False},
+    detail_fields=_RESET_FIELDS,
+)
+
 SPEC = EnvSpec(
     name="sciworld",
     summary="ScienceWorld: elementary-science experiments in a simulated house (4,639 items).",
     requires="Java 8+ on PATH and the scienceworld package (one JVM per session)",
     instruction=INSTRUCTION,
     max_rounds=30,  # AgentGym evaluates sciworld with --max_round 30
-    wire="sciworld",
+    wire=WIRE,
     default_port=36010,  # AgentGym's example scripts serve sciworld on 36010
     load=load_environment,
     missing=missing_requirement,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from agentcli.envs.base import EnvSpec
 from agentcli.envs.textcraft.session import TextCraftSession, load
+from agentcli.envs.wire.format import ResetRequest, WireFormat, completed
 
 INSTRUCTION = """\
 You are crafting items in a text version of Minecraft. Each task lists some crafting \
@@ -26,13 +27,23 @@ Thought: <your reasoning>
 Action: <one action>"""
 
 
+# AgentGym's textcraft server: /create also resets (item 0), and answers its fields.
+WIRE = WireFormat(
+    reset_fields=("id", "observation", "done", "reward"),
+    step_fields=("observation", "reward", "done"),
+    reset_request=ResetRequest,
+    infer_success=completed,
+    create_resets=True,
+    detail_fields=("observation", "done", "reward", "deleted"),
+)
+
 SPEC = EnvSpec(
     name="textcraft",
     summary="Craft a Minecraft item from listed recipes (860 recipe files, 544 goals).",
     requires="nothing beyond agentgym",
     instruction=INSTRUCTION,
     max_rounds=50,  # the longest expert plan (netherite block) takes 48 actions
-    wire="textcraft",
+    wire=WIRE,
     default_port=36008,
     load=load,
     probe_action="inventory",

@@ -28,16 +28,9 @@ from agentcli.config import CommandConfig
 from agentcli.envs.base import Environment, EnvSpec, Session, Transition
 from agentcli.envs.registry import get_spec, require_simulator
 from agentcli.envs.wire.client import BOOT_HEADER
+from agentcli.envs.wire.format import CreateRequest, SessionRequest, StepRequest
 from agentcli.envs.wire.openenv import add_openenv_routes
-from agentcli.envs.wire.protocol import (
-    WIRE_FORMATS,
-    CreateRequest,
-    SessionRequest,
-    StepRequest,
-    detail_after_reset,
-    parse_json,
-    payload,
-)
+from agentcli.envs.wire.protocol import detail_after_reset, parse_json, payload
 from agentcli.envs.wire.renamed import RenamedWire, replaying
 from agentcli.envs.wire.sessions import HTTPError, SessionRegistry, Slot, run_locked
 from agentcli.errors import (
@@ -206,7 +199,7 @@ def create_app(
 ) -> FastAPI:
     """Build the app. ``environment`` is loaded at startup when not given."""
     settings = settings or ServeConfig(env=spec.name)
-    wire = WIRE_FORMATS[spec.wire]
+    wire = spec.wire
     state: dict[str, Any] = {}
 
     def registry() -> SessionRegistry:
