@@ -2,8 +2,9 @@
 
 Data flows one way (envs → policy → rollout → teacher → data → train → evaluate → iterate):
 data/ and train/ never import envs/ or rollout/ (train/ is handed its in-training eval),
-teachers never import rollout, envs/ never imports the CLI, policy or training. Every
-import counts, including those inside functions.
+teachers never import rollout, envs/ never imports the CLI, policy or training, and envs/'
+modules import one another one way (no circles). Every import counts, including those inside
+functions and under ``TYPE_CHECKING``.
 """
 
 from __future__ import annotations
@@ -145,3 +146,63 @@ def test_envs_spawn_no_cli_process():
             and RULES["envs"].breaks(node.value)
         ]
         assert not named, f"agentcli/{path.relative_to(PACKAGE)} names {', '.join(named)}"
+
+
+def _module_of(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _import_graph(folder: str) -> dict[str, set[str]]:
+    """Module -> the modules of ``folder`` it names in an import (every import, those inside
+    functions and under ``TYPE_CHECKING`` too): ``from a import b`` names ``a.b`` when that is
+    a module, else ``a``."""
+    paths = sorted((PACKAGE / folder).rglob("*.py"))
+    modules = {_module_of(path): path for path in paths}
+    graph = {}
+    for module, path in modules.items():
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        named = set()
+        for _, name in imported_modules(path.read_text(encoding="utf-8"), package):
+            while name and name not in modules:
+                name = name.rpartition(".")[0]
+            if name and name != module:
+                named.add(name)
+        graph[module] = named
+    return graph
+
+
+def _circle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import circle of ``graph`` (its modules in order, the first again at the end)."""
+    done: set[str] = set()
+
+    def visit(module: str, trail: list[str]) -> list[str] | None:
+        if module in trail:
+            return [*trail[trail.index(module) :], module]
+        if module in done:
+            return None
+        for named in sorted(graph[module]):
+            found = visit(named, [*trail, module])
+            if found:
+                return found
+        done.add(module)
+        return None
+
+    for module in sorted(graph):
+        found = visit(module, [])
+        if found:
+            return found
+    return None
+
+
+def test_envs_modules_import_one_way():
+    """DESIGN.md §2: a module's helpers never import the module that uses them, not even inside
+    a function."""
+    circle = _circle(_import_graph("envs"))
+    assert circle is None, "envs/ imports in a circle: " + " -> ".join(circle)
+
+
+def test_a_circle_is_found_however_deep_the_import():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _circle(graph) == ["a", "b", "c", "a"]
+    assert _circle({"a": {"b"}, "b": set()}) is None

@@ -279,7 +279,7 @@ def add_openenv_routes(
             except HTTPError as exc:  # full
                 raise _Refusal(
                     "CAPACITY_REACHED", str(exc), ends=True, active_sessions=len(sessions),
-                    max_sessions=sessions.settings.max_sessions,
+                    max_sessions=sessions.limits.max_sessions,
                 ) from None  # fmt: skip
             except Exception as exc:
                 log.exception("opening a session for /ws")

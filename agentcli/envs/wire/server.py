@@ -32,7 +32,13 @@ from agentcli.envs.wire.format import CreateRequest, SessionRequest, StepRequest
 from agentcli.envs.wire.openenv import add_openenv_routes
 from agentcli.envs.wire.protocol import detail_after_reset, parse_json, payload
 from agentcli.envs.wire.renamed import RenamedWire, replaying
-from agentcli.envs.wire.sessions import HTTPError, SessionRegistry, Slot, run_locked
+from agentcli.envs.wire.sessions import (
+    HTTPError,
+    SessionLimits,
+    SessionRegistry,
+    Slot,
+    run_locked,
+)
 from agentcli.errors import (
     EnvUnavailableError,
     SessionStateError,
@@ -78,6 +84,9 @@ class ServeConfig(CommandConfig):
         " holds one); one more is answered 503 and closed; default: 4 × max_sessions.",
     )
     log_level: Literal["critical", "error", "warning", "info", "debug"] = "info"
+
+    def session_limits(self) -> SessionLimits:
+        return SessionLimits(self.max_sessions, self.idle_timeout_s)
 
     def connection_bound(self) -> int:
         return self.max_connections or 4 * self.max_sessions
@@ -214,7 +223,7 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         loaded = environment or await asyncio.to_thread(spec.load)
-        state["registry"] = SessionRegistry(loaded, settings)
+        state["registry"] = SessionRegistry(loaded, settings.session_limits())
         timeout_s = settings.idle_timeout_s
         reaper = asyncio.create_task(reap_forever(timeout_s)) if timeout_s else None
         try:
