@@ -408,7 +408,7 @@ async def select_items(selection: ItemSelection, env: str, url: str) -> list[int
     """The items of ``selection.data``, else of the split the server at ``url`` lists, else
     (a server that lists none, as AgentGym's) of the split the env's own simulator here knows."""
     if selection.data is not None:
-        return selection.chosen(env, {})
+        return selection.chosen(env, {}, get_spec(env).goal_index)
     async with EnvClient(url, env) as client:
         try:
             counts = await client.splits()

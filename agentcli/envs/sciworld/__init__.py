@@ -63,4 +63,5 @@ SPEC = EnvSpec(
     load=load_environment,
     missing=missing_requirement,
     categories=task_category,
+    full_score=SUCCESS_SCORE,
 )

