@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from agentcli.data.records import ChatMessage
-    from agentcli.envs.client import RemoteSession
+    from agentcli.envs.wire.client import RemoteSession
 
 
 @dataclass(frozen=True)

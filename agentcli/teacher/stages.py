@@ -420,9 +420,9 @@ def _episodes_of(path: Path, env: str) -> list[Episode]:
 
 
 def _selected_indices(config: ExtractStateConfig) -> list[int]:
-    if config.data is not None:
-        return config.chosen(config.env, {})
     spec = get_spec(config.env)
+    if config.data is not None:
+        return config.chosen(config.env, {}, spec.goal_index)
     if spec.load is None:
         raise UsageError(f"{config.env} has no simulator here to read tasks from: pass --demos")
     return config.chosen(config.env, spec.load().splits())

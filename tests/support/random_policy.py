@@ -18,8 +18,8 @@ from pathlib import Path
 from agentcli.conversation import StudentView
 from agentcli.data.jsonl import read_records
 from agentcli.data.records import Episode
-from agentcli.envs.launcher import env_servers
 from agentcli.envs.registry import get_spec
+from agentcli.envs.wire.launcher import env_servers
 from agentcli.policy.base import Policy, Reply
 from agentcli.rollout import run_rollout
 

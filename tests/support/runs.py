@@ -9,8 +9,8 @@ from pathlib import Path
 
 from agentcli.data.jsonl import write_records
 from agentcli.data.records import Correction, Episode, PrivilegedState
-from agentcli.envs.launcher import env_servers
 from agentcli.envs.registry import get_spec
+from agentcli.envs.wire.launcher import env_servers
 from agentcli.policy.oracle import OraclePolicy
 from agentcli.run_layout import RunLayout
 from agentcli.teacher.oracle import OracleTeacher

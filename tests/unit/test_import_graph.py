@@ -6,18 +6,6 @@ from __future__ import annotations
 
 from tests.support.import_graph import chain, circles, import_graph, imported_names
 
-# Circles entirely inside agentcli/envs/, which the envs restructuring (envs/wire/ and one
-# package per environment) removes. The set may only shrink: a circle listed here that no
-# longer exists fails the test until its line is deleted.
-KNOWN_ENVS_CIRCLES = {
-    frozenset({"agentcli.envs.babyai.agentgym_session", "agentcli.envs.babyai.session"}),
-    frozenset(
-        {"agentcli.envs.webshop.expert", "agentcli.envs.webshop.session",
-         "agentcli.envs.webshop.webpage"}
-    ),
-    frozenset({"agentcli.envs.openenv_wire", "agentcli.envs.server", "agentcli.envs.sessions"}),
-}  # fmt: skip
-
 
 def readable(circle: frozenset[str]) -> str:
     graph = import_graph()
@@ -27,18 +15,10 @@ def readable(circle: frozenset[str]) -> str:
 
 
 def test_no_module_imports_itself_round_a_circle():
-    found = set(circles(import_graph()))
-    new = [readable(circle) for circle in sorted(found - KNOWN_ENVS_CIRCLES, key=sorted)]
-    assert not new, "import circles (move what both sides need to the lower module):\n" + (
-        "\n".join(new)
+    found = [readable(circle) for circle in sorted(circles(import_graph()), key=sorted)]
+    assert not found, "import circles (move what both sides need to the lower module):\n" + (
+        "\n".join(found)
     )
-    gone = [sorted(circle) for circle in KNOWN_ENVS_CIRCLES - found]
-    assert not gone, f"no longer circles: delete them from KNOWN_ENVS_CIRCLES: {gone}"
-
-
-def test_the_known_circles_are_inside_envs():
-    for circle in KNOWN_ENVS_CIRCLES:
-        assert all(module.startswith("agentcli.envs.") for module in circle), sorted(circle)
 
 
 def test_imports_inside_functions_and_relative_ones_count():

@@ -116,7 +116,7 @@ def test_the_rules_read_as_meant():
 
 def test_envs_spawn_no_cli_process():
     """A child started with ``python -m agentcli.cli.main …`` depends on the CLI as an import
-    would: the launcher spawns ``agentcli.envs.serve``."""
+    would: the launcher spawns ``agentcli.envs.wire.serve``."""
     envs = layer_of("agentcli.envs")
     for module, path in modules().items():
         if layer_of(module) != envs:

@@ -32,7 +32,7 @@ from agentcli.policy.local.kv_cache import KeptCaches
 if TYPE_CHECKING:
     import torch
 
-    from agentcli.envs.client import RemoteSession
+    from agentcli.envs.wire.client import RemoteSession
     from agentcli.policy.decode import Decoded
 
 Device = Literal["auto", "cpu", "cuda"]
