@@ -13,8 +13,8 @@ from pathlib import Path
 from pydantic import Field
 
 from agentcli.config import CommandConfig
-from agentcli.data.records import parse_item_id
 from agentcli.errors import UsageError
+from agentcli.records import parse_item_id
 
 GoalIndex = Callable[[str], int]  # a goal's name -> our index of the item that plays it
 

@@ -32,7 +32,6 @@ from agentcli.conversation import (
     student_messages,
 )
 from agentcli.data.jsonl import append_records, read_records
-from agentcli.data.records import Episode, Step, item_id
 from agentcli.envs.base import EnvSpec, Transition
 from agentcli.envs.registry import EnvName, get_spec, known_splits
 from agentcli.envs.wire.client import EnvClient, MissingRouteError, RemoteSession
@@ -41,6 +40,7 @@ from agentcli.errors import AgentGymError, FatalRunError
 from agentcli.items import HeldOutItems, ItemSelection
 from agentcli.policy import PolicyConfig, build_policy, served_policy
 from agentcli.policy.base import Policy
+from agentcli.records import Episode, Step, item_id
 from agentcli.resume import guard_output, weights_identity
 from agentcli.trained_view import model_view_path, read_view, view_for
 

@@ -10,8 +10,8 @@ from typing import Any
 from agentcli.conversation import episode_conversation, parse_reply
 from agentcli.data.foreign import EnvLookup, as_score, build_episode, full_score, read_json
 from agentcli.data.lossless import JsonLayout, detect_layout, keep, layout_of, restore
-from agentcli.data.records import ChatRecord, Episode, Step, item_id, parse_item_id
 from agentcli.errors import UsageError
+from agentcli.records import ChatRecord, Episode, Step, item_id, parse_item_id
 
 # What AgentGym's data scripts write: `json.dump(..., indent=4, ensure_ascii=False)`.
 AGENTGYM_LAYOUT = JsonLayout(indent=4, ensure_ascii=False)

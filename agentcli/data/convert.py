@@ -16,8 +16,8 @@ from agentcli.data import jsonl
 from agentcli.data.agentgym import agentgym_text, read_agentgym
 from agentcli.data.foreign import EnvLookup
 from agentcli.data.leap import read_leap, write_leap
-from agentcli.data.records import Episode
 from agentcli.errors import UsageError
+from agentcli.records import Episode
 
 Format = Literal["agentgym", "leap", "episodes"]
 

@@ -13,8 +13,8 @@ from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from agentcli.data.records import Episode
 from agentcli.errors import UsageError
+from agentcli.records import Episode
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 

@@ -25,8 +25,8 @@ from agentcli.data.foreign import (
     read_text,
 )
 from agentcli.data.lossless import JsonLayout, detect_layout, difference, keep, restore
-from agentcli.data.records import Episode, Step
 from agentcli.errors import UsageError
+from agentcli.records import Episode, Step
 
 logger = logging.getLogger(__name__)
 

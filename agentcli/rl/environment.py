@@ -36,13 +36,13 @@ from agentcli.conversation import (
     parse_reply,
     student_messages,
 )
-from agentcli.data.records import item_id, parse_item_id
 from agentcli.envs.base import Session, Transition
 from agentcli.envs.registry import get_spec, require_simulator
 from agentcli.envs.wire.client import EnvClient, RemoteSession
 from agentcli.envs.wire.format import WireFormat
 from agentcli.envs.wire.protocol import as_received
 from agentcli.errors import UsageError
+from agentcli.records import item_id, parse_item_id
 
 EPISODE_OVER = "The episode is over: no more actions are taken."
 NO_TURNS_LEFT = "No turns are left: the episode ended without reaching its goal."

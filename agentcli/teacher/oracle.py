@@ -20,7 +20,11 @@ from contextlib import asynccontextmanager
 from typing import TypeVar
 
 from agentcli.conversation import episode_style, is_invalid_reply, observation_text
-from agentcli.data.records import (
+from agentcli.envs.base import Environment, PromptStyle, Session, Transition
+from agentcli.envs.registry import get_spec
+from agentcli.envs.wire.protocol import as_received
+from agentcli.errors import AgentGymError, EnvUnavailableError, UsageError
+from agentcli.records import (
     Correction,
     CorrectionStep,
     Episode,
@@ -28,10 +32,6 @@ from agentcli.data.records import (
     Step,
     item_id,
 )
-from agentcli.envs.base import Environment, PromptStyle, Session, Transition
-from agentcli.envs.registry import get_spec
-from agentcli.envs.wire.protocol import as_received
-from agentcli.errors import AgentGymError, EnvUnavailableError, UsageError
 
 ResultT = TypeVar("ResultT")
 

@@ -24,10 +24,10 @@ from pydantic import BaseModel, Field, model_validator
 from agentcli.common import END_ERROR
 from agentcli.config import CommandConfig, dump_config
 from agentcli.data.jsonl import append_records, done_ids, read_records, write_records
-from agentcli.data.records import Episode, PrivilegedState, Record, item_id
 from agentcli.envs.registry import EnvName, get_spec
 from agentcli.errors import AgentGymError, BudgetExceededError, FatalRunError, UsageError
 from agentcli.items import ItemSelection
+from agentcli.records import Episode, PrivilegedState, Record, item_id
 from agentcli.resume import fingerprint, guard_output, refuse_other_settings
 from agentcli.run_layout import RunLayout
 from agentcli.teacher import TeacherConfig, build_teacher, served_teacher

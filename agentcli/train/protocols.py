@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from agentcli.data.records import Episode
 from agentcli.errors import UsageError
+from agentcli.records import Episode
 from agentcli.train.config import TrainConfig
 
 

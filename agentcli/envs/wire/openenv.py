@@ -33,12 +33,12 @@ from fastapi import FastAPI, WebSocket, WebSocketDisconnect
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 import agentcli
-from agentcli.data.records import item_id, parse_item_id
 from agentcli.envs.base import EnvSpec, Transition
 from agentcli.envs.wire.format import MAX_ACTION_CHARS
 from agentcli.envs.wire.protocol import parse_json
 from agentcli.envs.wire.sessions import HTTPError, SessionRegistry, Slot, run_locked
 from agentcli.errors import UsageError
+from agentcli.records import item_id, parse_item_id
 
 log = logging.getLogger("agentgym.server")
 

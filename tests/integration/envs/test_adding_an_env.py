@@ -15,13 +15,13 @@ import uvicorn
 
 from agentcli.common import free_port
 from agentcli.data.jsonl import read_records
-from agentcli.data.records import Episode
 from agentcli.envs import registry
 from agentcli.envs.base import EnvSpec, PromptStyle, Transition
 from agentcli.envs.wire.client import EnvClient
 from agentcli.envs.wire.format import DEFAULT_WIRE
 from agentcli.envs.wire.server import create_app
 from agentcli.policy import PolicyConfig
+from agentcli.records import Episode
 from agentcli.rollout import RolloutConfig, execute
 
 

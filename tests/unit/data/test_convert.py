@@ -16,8 +16,8 @@ from agentcli.data.agentgym import agentgym_text, read_agentgym
 from agentcli.data.convert import convert, detect_format
 from agentcli.data.jsonl import read_records
 from agentcli.data.leap import read_leap
-from agentcli.data.records import Episode, Step
 from agentcli.errors import UsageError
+from agentcli.records import Episode, Step
 
 FIXTURES = Path(__file__).parents[2] / "fixtures"
 AGENTGYM = FIXTURES / "agentgym_textcraft.json"

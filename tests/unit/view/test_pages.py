@@ -9,10 +9,10 @@ import re
 import pytest
 
 from agentcli.data.jsonl import write_records
-from agentcli.data.records import PrivilegedState
 from agentcli.errors import UsageError
 from agentcli.evaluate import compute_metrics, write_metrics
 from agentcli.iterate.runner import Manifest
+from agentcli.records import PrivilegedState
 from agentcli.run_layout import RunLayout
 from agentcli.view.index import Filters
 from agentcli.view.pages import PAGE_SIZE, View, filters_from, task_line
