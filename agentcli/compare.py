@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentcli.data.jsonl import read_records
-from agentcli.data.records import Episode
 from agentcli.errors import UsageError
 from agentcli.evaluate import latest_per_item
+from agentcli.records import Episode
 
 
 @dataclass(frozen=True)

@@ -32,8 +32,8 @@ from pydantic import Field
 
 from agentcli.agentgym_prompts import AGENTGYM_OPENINGS, PromptStyle
 from agentcli.config import CommandConfig
-from agentcli.data.records import ChatMessage, Episode, Step
 from agentcli.errors import UsageError
+from agentcli.records import ChatMessage, Episode, Step
 
 # AgentGym's exact text: all its env clients but webshop's ("Ok.") open with it; so do we.
 ACKNOWLEDGEMENT = "OK. I'll follow your instructions and try my best to solve the task."

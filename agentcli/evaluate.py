@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from agentcli.common import END_ERROR, write_atomic
 from agentcli.data.jsonl import read_records
-from agentcli.data.records import Episode, parse_item_id
 from agentcli.envs.registry import get_spec
+from agentcli.records import Episode, parse_item_id
 from agentcli.resume import settings_digest, settings_path
 
 if TYPE_CHECKING:

@@ -1,17 +1,22 @@
 """Which items a stage runs: a split (less its first ``skip``, at most ``limit``), or the item
-ids of an AgentGym JSON file. ``ItemSelection`` is the settings every such stage shares."""
+ids of an AgentGym JSON file. ``ItemSelection`` is the settings every such stage shares.
+
+A file may name an item by its goal (``textcraft/dark_oak_sign``) where the env's spec has a
+``goal_index``, which the stage hands in: this module loads no environment."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 
 from pydantic import Field
 
 from agentcli.config import CommandConfig
-from agentcli.data.records import parse_item_id
 from agentcli.errors import UsageError
+from agentcli.records import parse_item_id
+
+GoalIndex = Callable[[str], int]  # a goal's name -> our index of the item that plays it
 
 
 class ItemSelection(CommandConfig):
@@ -36,11 +41,17 @@ class ItemSelection(CommandConfig):
         if self.data is None and self.split not in splits:
             raise UsageError(f"{env} has no split {self.split!r}; it has {', '.join(splits)}")
 
-    def chosen(self, env: str, splits: Mapping[str, Sequence[int]]) -> list[int]:
-        """The selected items: of the ``data`` file when there is one, else of ``splits``
-        (the env's item indices per split)."""
+    def chosen(
+        self,
+        env: str,
+        splits: Mapping[str, Sequence[int]],
+        goal_index: GoalIndex | None = None,
+    ) -> list[int]:
+        """The selected items: of the ``data`` file when there is one (``goal_index``, the
+        env's, reads the ids that name a goal), else of ``splits`` (the env's item indices per
+        split)."""
         if self.data is not None:
-            return self.window(env, items_from_file(self.data, env))
+            return self.window(env, items_from_file(self.data, env, goal_index))
         self.require_split(env, splits)
         return self.window(env, splits[self.split])
 
@@ -64,8 +75,9 @@ class HeldOutItems(ItemSelection):
     split: str = Field("test", description="Which split's items to run.")
 
 
-def items_from_file(path: Path, env: str) -> list[int]:
-    """The indices of ``env`` items an AgentGym JSON file lists, in order, once each."""
+def items_from_file(path: Path, env: str, goal_index: GoalIndex | None = None) -> list[int]:
+    """The indices of ``env`` items an AgentGym JSON file lists, in order, once each; with
+    ``goal_index`` (the env's), ids may name a goal, as ``<env>/<goal>``."""
     try:
         entries = json.loads(path.read_text(encoding="utf-8"))
         ids = [entry["item_id"] for entry in entries]
@@ -75,22 +87,24 @@ def items_from_file(path: Path, env: str) -> list[int]:
         ) from None
     indices = []
     for text in ids:
-        named_env, index = parse_goal_id(text) if "/" in str(text) else parse_item_id(text)
+        if "/" in str(text):  # a goal id; another env's is refused below, by its name
+            named_env = str(text).partition("/")[0]
+            index = parse_goal_id(text, goal_index)[1] if named_env == env else -1
+        else:
+            named_env, index = parse_item_id(text)
         if named_env != env:
             raise UsageError(f"{path} holds {text!r}, not a {env} item; pass --env {named_env}")
         indices.append(index)
     return list(dict.fromkeys(indices))
 
 
-def parse_goal_id(text: str) -> tuple[str, int]:
-    """``textcraft/dark_oak_sign`` → (``textcraft``, our index of that goal): an id that means
-    the same goal on every machine, where AgentGym's numbers follow a directory listing."""
+def parse_goal_id(text: str, goal_index: GoalIndex | None) -> tuple[str, int]:
+    """``textcraft/dark_oak_sign`` → (``textcraft``, our index of that goal, by the env's
+    ``goal_index``): an id that means the same goal on every machine, where AgentGym's numbers
+    follow a directory listing. Without ``goal_index``, the env's items have no goal ids."""
     env, _, goal = text.partition("/")
-    if env != "textcraft" or not goal:
+    if goal_index is None or not goal:
         raise UsageError(
-            f"item id {text!r}: only textcraft items can be named by goal, as"
-            " 'textcraft/<goal>' (e.g. 'textcraft/dark_oak_sign'); others are '<env>_<index>'"
+            f"item id {text!r}: {env} items cannot be named by goal; name them '{env}_<index>'"
         )
-    from agentcli.envs.textcraft import goal_index
-
     return env, goal_index(goal)

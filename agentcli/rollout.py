@@ -32,15 +32,15 @@ from agentcli.conversation import (
     student_messages,
 )
 from agentcli.data.jsonl import append_records, read_records
-from agentcli.data.records import Episode, Step, item_id
 from agentcli.envs.base import EnvSpec, Transition
-from agentcli.envs.client import EnvClient, MissingRouteError, RemoteSession
-from agentcli.envs.launcher import env_servers
 from agentcli.envs.registry import EnvName, get_spec, known_splits
+from agentcli.envs.wire.client import EnvClient, MissingRouteError, RemoteSession
+from agentcli.envs.wire.launcher import env_servers
 from agentcli.errors import AgentGymError, FatalRunError
 from agentcli.items import HeldOutItems, ItemSelection
 from agentcli.policy import PolicyConfig, build_policy, served_policy
 from agentcli.policy.base import Policy
+from agentcli.records import Episode, Step, item_id
 from agentcli.resume import guard_output, weights_identity
 from agentcli.trained_view import model_view_path, read_view, view_for
 
@@ -408,7 +408,7 @@ async def select_items(selection: ItemSelection, env: str, url: str) -> list[int
     """The items of ``selection.data``, else of the split the server at ``url`` lists, else
     (a server that lists none, as AgentGym's) of the split the env's own simulator here knows."""
     if selection.data is not None:
-        return selection.chosen(env, {})
+        return selection.chosen(env, {}, get_spec(env).goal_index)
     async with EnvClient(url, env) as client:
         try:
             counts = await client.splits()

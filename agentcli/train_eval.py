@@ -17,7 +17,8 @@ from pathlib import Path
 from agentcli.errors import UsageError
 from agentcli.train import launch, worker
 from agentcli.train.config import TrainConfig
-from agentcli.train.run import CheckpointEvaluator, EpisodePlayer, TrainSummary
+from agentcli.train.protocols import CheckpointEvaluator, EpisodePlayer
+from agentcli.train.run import TrainSummary
 
 WORKER = "agentcli.train_eval"
 

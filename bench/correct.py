@@ -29,7 +29,7 @@ from pathlib import Path
 from openai import OpenAI
 
 from agentcli.data.jsonl import write_records
-from agentcli.data.records import Episode
+from agentcli.records import Episode
 from agentcli.teacher import TeacherConfig
 from agentcli.teacher.llm import CorrectionReply, stage_prompt
 from agentcli.teacher.llm_client import parse_reply

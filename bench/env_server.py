@@ -24,7 +24,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agentcli.envs.protocol import WIRE_FORMATS  # noqa: E402
 from agentcli.envs.registry import get_spec  # noqa: E402
 from tests.support.servers import running_server  # noqa: E402
 
@@ -61,7 +60,7 @@ def _client(env: str, port: int, index: int, deadline: float, latencies: list[fl
             raise RuntimeError(f"{path}: {response.status} {payload}")
         return payload
 
-    wire = WIRE_FORMATS[get_spec(env).wire]
+    wire = get_spec(env).wire
     created = post("/create", {})
     session = created if isinstance(created, int) else created[wire.id_field]
     post("/reset", wire.reset_body(session, index))

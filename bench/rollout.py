@@ -65,13 +65,13 @@ from agentcli.conversation import (
     student_messages,
 )
 from agentcli.data.jsonl import read_records
-from agentcli.data.records import ChatMessage, Episode, Step, parse_item_id
 from agentcli.envs.base import Transition
-from agentcli.envs.client import EnvClient, RemoteSession
-from agentcli.envs.launcher import server_process
 from agentcli.envs.textcraft import SPEC
+from agentcli.envs.wire.client import EnvClient, RemoteSession
+from agentcli.envs.wire.launcher import server_process
 from agentcli.models import build_tiny_model
 from agentcli.policy.local import LocalModelPolicy
+from agentcli.records import ChatMessage, Episode, Step, parse_item_id
 from agentcli.rollout import run_rollout
 
 SAMPLE = 8  # the first items, whose action sequences are compared one by one in the output

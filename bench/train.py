@@ -64,8 +64,8 @@ import torch
 from transformers import TrainerCallback
 
 from agentcli.conversation import episode_conversation
-from agentcli.data.records import ChatRecord, Episode
 from agentcli.models import export_smollm2
+from agentcli.records import ChatRecord, Episode
 
 BASELINE_BATCH_SIZE = 2  # AgentGym's behavioral-cloning scripts
 LEARNING_RATE = 1e-5

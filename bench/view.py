@@ -42,7 +42,7 @@ _BASELINE = """
 import json, resource, sys, time
 from pathlib import Path
 from agentcli.data.jsonl import read_records
-from agentcli.data.records import Episode
+from agentcli.records import Episode
 started = time.perf_counter()
 records = read_records(Path(sys.argv[1]), Episode)
 seconds = time.perf_counter() - started

@@ -52,14 +52,11 @@ def convert(
     byte for byte. Example: agentgym data convert demos.json demos.jsonl --to episodes
     """
     from agentcli.data.convert import convert as run_conversion
+    from agentcli.envs.registry import SPECS, get_spec
 
     if env is not None:
-        from agentcli.envs.registry import get_spec
-
         get_spec(env)  # an unknown name is one line with the closest known one
-    from agentcli.envs.textcraft import goal_index
-
     converted = run_conversion(
-        source, target, to, env=env, overwrite=overwrite, goal_index=goal_index
+        source, target, to, env=env, overwrite=overwrite, env_facts=SPECS.get
     )
     result(f"{converted.count} episodes: {source} ({converted.source_format}) → {target} ({to})")

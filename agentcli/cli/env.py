@@ -78,8 +78,8 @@ def serve(
     Example: agentgym env serve textcraft --port 36008
     """
     from agentcli.config import config_as_yaml, resolve_config
-    from agentcli.envs.server import ServeConfig
-    from agentcli.envs.server import serve as run_server
+    from agentcli.envs.wire.server import ServeConfig
+    from agentcli.envs.wire.server import serve as run_server
 
     resolved = resolve_config(
         ServeConfig,
@@ -111,7 +111,7 @@ def check(
 
     Exits 0 when every stage passed, 1 otherwise.
     """
-    from agentcli.envs.check import check_server
+    from agentcli.envs.wire.check import check_server
 
     report = asyncio.run(check_server(url, env, index=item, steps=steps, timeout_s=timeout))
     table = Table(title=f"{env} server at {url}")

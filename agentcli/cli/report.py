@@ -60,8 +60,8 @@ def report(
         _show_comparisons(path, other, compare_evals(path, other))
         return
     from agentcli.iterate.report import CSV_NAME, JSON_NAME, PLOT_NAME, write_report
-    from agentcli.iterate.run_layout import RunLayout
     from agentcli.iterate.seeds import beside_published, write_sweep_report
+    from agentcli.run_layout import RunLayout
 
     if RunLayout(path).manifest.is_file():
         if published is not None:

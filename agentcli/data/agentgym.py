@@ -3,43 +3,38 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from agentcli.conversation import episode_conversation, parse_reply
-from agentcli.data.foreign import as_score, build_episode, full_score, read_json
+from agentcli.data.foreign import EnvLookup, as_score, build_episode, full_score, read_json
 from agentcli.data.lossless import JsonLayout, detect_layout, keep, layout_of, restore
-from agentcli.data.records import ChatRecord, Episode, Step, item_id, parse_item_id
 from agentcli.errors import UsageError
+from agentcli.records import ChatRecord, Episode, Step, item_id, parse_item_id
 
 # What AgentGym's data scripts write: `json.dump(..., indent=4, ensure_ascii=False)`.
 AGENTGYM_LAYOUT = JsonLayout(indent=4, ensure_ascii=False)
 
 _SPEAKER = {"user": "human", "assistant": "gpt"}
-GoalIndex = Callable[[str], int]  # a textcraft goal's name -> our index of it
 
 
-# The goal line that ends a textcraft task's first observation.
-_TEXTCRAFT_GOAL = re.compile(r"^Goal: craft (.+?)\.?\s*$", re.MULTILINE)
-
-
-def read_agentgym(path: Path, goal_index: GoalIndex | None = None) -> list[Episode]:
-    """The episodes of an AgentGym file. With ``goal_index`` (textcraft's, handed in by the
-    caller: data/ does not load envs), a textcraft record whose first observation states its
-    goal gets our item id for that goal: AgentGym's own number for it depends on the machine
-    that wrote the file (its goal order follows ``os.listdir``). Its id is kept for writing
-    the file back."""
+def read_agentgym(path: Path, env_facts: EnvLookup | None = None) -> list[Episode]:
+    """The episodes of an AgentGym file. With ``env_facts`` (handed in by the caller: data/
+    does not load envs), a record whose env reads our item index off the task's first
+    observation gets that id (textcraft's goal: AgentGym's own number for it depends on the
+    machine that wrote the file, whose goal order follows ``os.listdir``), and a record with no
+    success flag succeeds at the env's full score. Its id is kept for writing the file back."""
     text, data = read_json(path)
     if not isinstance(data, list):
         raise UsageError(f"{path}: an AgentGym file is a JSON list of records — check the file")
     layout = detect_layout(text, data, AGENTGYM_LAYOUT, path)
     episodes = []
     for position, record in enumerate(data):
-        episode = _episode_from_agentgym(record, f"{path} record {position}")
-        if goal_index is not None:
-            episode = _by_goal(episode, goal_index)
+        episode = _episode_from_agentgym(record, f"{path} record {position}", env_facts)
+        facts = env_facts(episode.env) if env_facts is not None else None
+        if facts is not None and facts.index_of_task is not None:
+            episode = _by_task(episode, facts.index_of_task)
         kept = keep(record, _agentgym_record(episode), "record", layout, AGENTGYM_LAYOUT)
         if kept:
             episode.meta["agentgym"] = kept
@@ -72,13 +67,13 @@ def agentgym_training_text(records: Sequence[ChatRecord]) -> str:
     )
 
 
-def _by_goal(episode: Episode, goal_index: GoalIndex) -> Episode:
-    """``episode`` under our id of the textcraft goal its first observation states."""
+def _by_task(episode: Episode, index_of_task: Callable[[str], int | None]) -> Episode:
+    """``episode`` under our id of the task its first observation states, if it states one."""
     first = episode.steps[0].observation if episode.steps else episode.final_observation
-    found = _TEXTCRAFT_GOAL.search(first or "") if episode.env == "textcraft" else None
-    if found is None:
+    index = index_of_task(first or "")
+    if index is None:
         return episode
-    return episode.model_copy(update={"item_id": item_id("textcraft", goal_index(found[1]))})
+    return episode.model_copy(update={"item_id": item_id(episode.env, index)})
 
 
 def _agentgym_record(episode: Episode) -> dict[str, Any]:
@@ -96,7 +91,7 @@ def _agentgym_record(episode: Episode) -> dict[str, Any]:
     }
 
 
-def _episode_from_agentgym(record: Any, where: str) -> Episode:
+def _episode_from_agentgym(record: Any, where: str, env_facts: EnvLookup | None) -> Episode:
     if not isinstance(record, dict) or not isinstance(record.get("item_id"), str):
         raise UsageError(f"{where}: expected an object with an 'item_id' — check the file")
     name = record["item_id"]
@@ -129,7 +124,7 @@ def _episode_from_agentgym(record: Any, where: str) -> Episode:
     final_observation = values[-1] if len(values) > 2 and len(values) % 2 == 1 else None
     reward = as_score(record.get("reward"))
     success = record.get("success")
-    success = reward >= full_score(env) if success is None else bool(success)
+    success = reward >= full_score(env, env_facts) if success is None else bool(success)
     if steps:  # AgentGym's reward is the last step's; an episode that succeeded is done
         steps[-1].reward = reward
         steps[-1].done = success

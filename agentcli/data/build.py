@@ -40,7 +40,8 @@ from agentcli.conversation import (
 )
 from agentcli.data.agentgym import agentgym_training_text
 from agentcli.data.jsonl import numbered_records, read_records, write_records
-from agentcli.data.records import (
+from agentcli.errors import UsageError
+from agentcli.records import (
     ChatMessage,
     ChatRecord,
     Correction,
@@ -49,9 +50,8 @@ from agentcli.data.records import (
     PreferenceRecord,
     parse_item_id,
 )
-from agentcli.errors import UsageError
-from agentcli.iterate.run_layout import RunLayout
 from agentcli.resume import guard_output
+from agentcli.run_layout import RunLayout
 from agentcli.trained_view import data_view_path, write_view
 
 log = logging.getLogger("agentgym.data")

@@ -13,10 +13,11 @@ from typing import Literal
 
 from agentcli.common import write_atomic
 from agentcli.data import jsonl
-from agentcli.data.agentgym import GoalIndex, agentgym_text, read_agentgym
+from agentcli.data.agentgym import agentgym_text, read_agentgym
+from agentcli.data.foreign import EnvLookup
 from agentcli.data.leap import read_leap, write_leap
-from agentcli.data.records import Episode
 from agentcli.errors import UsageError
+from agentcli.records import Episode
 
 Format = Literal["agentgym", "leap", "episodes"]
 
@@ -38,14 +39,14 @@ def convert(
     *,
     env: str | None = None,
     overwrite: bool = False,
-    goal_index: GoalIndex | None = None,
+    env_facts: EnvLookup | None = None,
 ) -> Converted:
     """Read ``source`` (format detected), write its episodes to ``target`` as ``to``.
 
     ``env`` names the environment of LEAP logs that do not record it (LEAP's own logs). A
     target that exists is replaced only with ``overwrite`` (a LEAP directory never is).
-    ``goal_index`` (textcraft's) gives AgentGym's textcraft records our id of their goal
-    (``read_agentgym``).
+    ``env_facts`` (the envs' specs, handed in) gives AgentGym's textcraft records our id of
+    their goal (``read_agentgym``) and says which score is a success where none is recorded.
     """
     check_target(source, target, to, overwrite=overwrite)
     source_format = detect_format(source)
@@ -54,7 +55,7 @@ def convert(
             f"--env applies to LEAP log directories only, and {source} is {source_format}"
             " — drop --env"
         )
-    episodes = read_episodes(source, source_format, env=env, goal_index=goal_index)
+    episodes = read_episodes(source, source_format, env=env, env_facts=env_facts)
     write_episodes(episodes, target, to)
     return Converted(source_format, len(episodes))
 
@@ -93,12 +94,12 @@ def read_episodes(
     source_format: Format,
     *,
     env: str | None = None,
-    goal_index: GoalIndex | None = None,
+    env_facts: EnvLookup | None = None,
 ) -> list[Episode]:
     if source_format == "agentgym":
-        return read_agentgym(path, goal_index)
+        return read_agentgym(path, env_facts)
     if source_format == "leap":
-        return read_leap(path, env=env)
+        return read_leap(path, env=env, env_facts=env_facts)
     return jsonl.read_records(path, Episode)
 
 

@@ -7,19 +7,34 @@ line that names the file, the record and what to fix.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from agentcli.data.records import Episode
 from agentcli.errors import UsageError
+from agentcli.records import Episode
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
-# The score that means success when a source records no success flag (AgentGym's own rule is
-# reward == 1; sciworld scores 0-100).
-_FULL_SCORE = {"sciworld": 100.0}
+
+class EnvFacts(Protocol):
+    """What reading a foreign file needs to know of an environment. An env's spec answers it;
+    data/ imports no env, so the caller hands in a lookup (``EnvLookup``)."""
+
+    @property
+    def full_score(self) -> float:
+        """The score that means success where a record carries no success flag."""
+        ...
+
+    @property
+    def index_of_task(self) -> Callable[[str], int | None] | None:
+        """A task's first observation -> our index of the item it states, or None."""
+        ...
+
+
+EnvLookup = Callable[[str], EnvFacts | None]  # env name -> its facts; None: not known here
 
 
 def read_text(path: Path) -> str:
@@ -56,5 +71,8 @@ def as_score(value: Any) -> float:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
 
 
-def full_score(env: str) -> float:
-    return _FULL_SCORE.get(env, 1.0)
+def full_score(env: str, env_facts: EnvLookup | None) -> float:
+    """The score that means success for ``env``: AgentGym's rule (reward == 1) unless its facts
+    say otherwise (sciworld scores 0-100)."""
+    facts = env_facts(env) if env_facts is not None else None
+    return facts.full_score if facts is not None else 1.0

@@ -15,10 +15,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agentcli.data.foreign import as_score, build, build_episode, full_score, read_json, read_text
+from agentcli.data.foreign import (
+    EnvLookup,
+    as_score,
+    build,
+    build_episode,
+    full_score,
+    read_json,
+    read_text,
+)
 from agentcli.data.lossless import JsonLayout, detect_layout, difference, keep, restore
-from agentcli.data.records import Episode, Step
 from agentcli.errors import UsageError
+from agentcli.records import Episode, Step
 
 logger = logging.getLogger(__name__)
 
@@ -30,7 +38,11 @@ SUMMARY_COLUMNS = ("env_idx", "model_id", "num_actions", "score")
 _INDEX = re.compile(r"0|[1-9][0-9]*")
 
 
-def read_leap(directory: Path, *, env: str | None = None) -> list[Episode]:
+def read_leap(
+    directory: Path, *, env: str | None = None, env_facts: EnvLookup | None = None
+) -> list[Episode]:
+    """The episodes of a LEAP directory; ``env`` names the environment of logs that do not,
+    ``env_facts`` says what score is a success where a log has no success flag."""
     summary = directory / SUMMARY
     if not summary.is_file():
         raise UsageError(
@@ -48,7 +60,7 @@ def read_leap(directory: Path, *, env: str | None = None) -> list[Episode]:
         where = f"{summary} line {number}"
         relative = _log_path(directory, row, where)
         used.add(relative)
-        episode, kept = _episode_from_leap(row, directory / relative, where, env)
+        episode, kept = _episode_from_leap(row, directory / relative, where, env, env_facts)
         if relative != Path(f"{row['env_idx']}.json"):
             kept["path"] = relative.as_posix()
         if newline != "\n":
@@ -113,7 +125,7 @@ def _log_path(directory: Path, row: dict[str, str], where: str) -> Path:
 
 
 def _episode_from_leap(
-    row: dict[str, str], path: Path, where: str, env: str | None
+    row: dict[str, str], path: Path, where: str, env: str | None, env_facts: EnvLookup | None
 ) -> tuple[Episode, dict[str, Any]]:
     text, log = read_json(path)  # a missing log raises FileNotFoundError: the CLI says so
     if not isinstance(log, dict) or not isinstance(log.get("trajectory"), list):
@@ -140,7 +152,7 @@ def _episode_from_leap(
         )
         for number, step in enumerate(_objects(log["trajectory"], path))
     ]
-    success = log.get("success", reward >= full_score(env))
+    success = log.get("success", reward >= full_score(env, env_facts))
     if steps and "done" not in log["trajectory"][-1]:
         steps[-1].done = bool(success)  # LEAP stops on done; without the flag, trust success
     model = row.get("model_id") or ""

@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from agentcli.data.records import Episode
+from agentcli.records import Episode
 
 logger = logging.getLogger(__name__)
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from agentcli.agentgym_prompts import PromptStyle
+from agentcli.envs.wire.format import WireFormat
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,7 @@ class EnvSpec:
     requires: str
     instruction: str
     max_rounds: int
-    wire: str  # key of agentcli.envs.protocol.WIRE_FORMATS
+    wire: WireFormat  # what its AgentGym server sends and takes (wire/format.py)
     default_port: int
     load: Callable[[], Environment] | None
     missing: Callable[[], str | None] = lambda: None
@@ -124,3 +125,13 @@ class EnvSpec:
     # an env with no simulator here whose items are known all the same: split -> indices
     # (WebArena's 812 tasks)
     known_splits: Callable[[], dict[str, list[int]]] | None = None
+    # the score (on the env's scale) that means the task is done, for a record that carries
+    # no success flag (AgentGym's rule is reward == 1; sciworld scores 0-100)
+    full_score: float = 1.0
+    # a goal's name -> our index of the item that plays it: item ids may then name a goal,
+    # "<env>/<goal>", the same task on every machine (textcraft's goal order follows a
+    # directory listing in AgentGym)
+    goal_index: Callable[[str], int] | None = None
+    # a task's first observation -> our index of the item it states, or None: AgentGym's
+    # records of the env get our id of their task (textcraft's states its goal)
+    index_of_task: Callable[[str], int | None] | None = None

@@ -21,10 +21,10 @@ settings of the command that runs its stage (the same names, types, defaults and
 what iterate fills in (environment, paths, models); ``iterations`` overrides sections for
 one iteration.
 
-The package's modules, lowest first: ``run_layout`` (where a run's files live; imports
-nothing of ours, so data/ and teacher/ may use it), ``runner`` (the stage graph and the
+The package's modules, lowest first (where a run's files live is ``agentcli.run_layout``, a
+leaf below data/ and teacher/, which use it too): ``runner`` (the stage graph and the
 manifest), ``config`` (``IterateConfig``), ``stages`` (an iteration's stages), ``report``
 (what a run achieved: its rows, paired comparisons and report files) and ``loop`` (resolve
 and run iterations: what ``agentgym iterate`` calls, which writes the report). This file imports
-none of them, so that importing ``agentcli.iterate.run_layout`` loads nothing else.
+none of them.
 """

@@ -17,10 +17,10 @@ from agentcli.data.build import DataSettings
 from agentcli.envs.registry import get_spec
 from agentcli.errors import UsageError
 from agentcli.items import HeldOutItems, ItemSelection
-from agentcli.iterate.run_layout import RunLayout, seed_run
 from agentcli.models import TinyModelSettings
 from agentcli.policy import PolicySettings
 from agentcli.rollout import EpisodeSettings
+from agentcli.run_layout import RunLayout, seed_run
 from agentcli.teacher import TeacherConfig
 from agentcli.teacher.stages import EpisodeSelection
 from agentcli.train.config import GrpoSettings, TrainSettings

@@ -11,10 +11,10 @@ from agentcli.config import config_as_data, dump_config, resolve_config
 from agentcli.errors import UsageError
 from agentcli.iterate.config import IterateConfig
 from agentcli.iterate.report import write_report
-from agentcli.iterate.run_layout import MANIFEST_NAME
 from agentcli.iterate.runner import DONE, Manifest, Outcome, check_plan, run_lock, run_stages
 from agentcli.iterate.seeds import write_sweep_report
 from agentcli.iterate.stages import Progress, iteration_stages, no_progress
+from agentcli.run_layout import MANIFEST_NAME
 
 CONFIG_NAME = "iterate.yaml"  # the iteration's resolved config, in its folder
 LOCK_NAME = ".lock"  # held by the iterate working on a run directory, whatever its seeds

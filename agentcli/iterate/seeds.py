@@ -2,7 +2,7 @@
 model is not one.
 
 ``agentgym iterate --seeds A-B`` runs one config once per seed, each in its own run
-(``<run>/seed<N>``, see ``run_layout``). ``write_sweep_report`` reads each seed's report
+(``<run>/seed<N>``, see ``agentcli.run_layout``). ``write_sweep_report`` reads each seed's report
 (``agentcli.iterate.report``) and writes, beside the seeds' folders, ``report.json``: every
 seed's rows and paired comparisons (each with its ``seed``), then across the seeds each
 model's success (mean, sample deviation, min and max) and each comparison's difference (mean,
@@ -40,8 +40,8 @@ from agentcli.iterate.report import (
     read_report,
     row_record,
 )
-from agentcli.iterate.run_layout import RunLayout, seed_run, seeds_of
 from agentcli.iterate.runner import Manifest
+from agentcli.run_layout import RunLayout, seed_run, seeds_of
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

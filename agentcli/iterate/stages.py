@@ -14,10 +14,10 @@ from agentcli.data.build import FILE_NAMES, BuildDataConfig
 from agentcli.errors import UsageError
 from agentcli.items import ItemSelection
 from agentcli.iterate.config import BuiltStudent, IterateConfig
-from agentcli.iterate.run_layout import RunLayout
 from agentcli.iterate.runner import Stage
 from agentcli.policy.engine_server import ENGINES
 from agentcli.rollout import RolloutConfig
+from agentcli.run_layout import RunLayout
 from agentcli.teacher.stages import AnnotateConfig, CorrectConfig, ExtractStateConfig
 from agentcli.train.config import SUMMARY_NAME, TrainConfig
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from agentcli.data.records import ChatMessage
-    from agentcli.envs.client import RemoteSession
+    from agentcli.envs.wire.client import RemoteSession
+    from agentcli.records import ChatMessage
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from agentcli.policy import compat
+from agentcli import compat
 
 if TYPE_CHECKING:
     import torch

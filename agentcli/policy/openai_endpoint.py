@@ -10,10 +10,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from agentcli.conversation import chat_dicts
-from agentcli.data.records import ChatMessage
 from agentcli.endpoints import async_client, endpoint_error, is_context_overflow
-from agentcli.envs.client import RemoteSession
+from agentcli.envs.wire.client import RemoteSession
 from agentcli.policy.base import Reply
+from agentcli.records import ChatMessage
 
 
 class OpenAIPolicy:

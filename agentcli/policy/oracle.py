@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agentcli.conversation import turn_text
-from agentcli.data.records import ChatMessage
-from agentcli.envs.client import RemoteSession
+from agentcli.envs.wire.client import RemoteSession
 from agentcli.policy.base import Reply
+from agentcli.records import ChatMessage
 
 EXPERT_REASON = "I follow the expert plan for this task."
 

@@ -13,7 +13,7 @@ acknowledgement, in the view's prompt style), ``reset`` gives the first observat
 call of the ``act`` tool, not an ``Action:`` line.
 
 The env runs in this process (its ``EnvSpec.load()``) or on a server (ours or AgentGym's,
-through ``agentcli.envs.client``); the reward is the env's score of the episode's last state,
+through ``agentcli.envs.wire.client``); the reward is the env's score of the episode's last state,
 as an Episode records it.
 """
 
@@ -36,12 +36,13 @@ from agentcli.conversation import (
     parse_reply,
     student_messages,
 )
-from agentcli.data.records import item_id, parse_item_id
 from agentcli.envs.base import Session, Transition
-from agentcli.envs.client import EnvClient, RemoteSession
-from agentcli.envs.protocol import WIRE_FORMATS, WireFormat, as_received
 from agentcli.envs.registry import get_spec, require_simulator
+from agentcli.envs.wire.client import EnvClient, RemoteSession
+from agentcli.envs.wire.format import WireFormat
+from agentcli.envs.wire.protocol import as_received
 from agentcli.errors import UsageError
+from agentcli.records import item_id, parse_item_id
 
 EPISODE_OVER = "The episode is over: no more actions are taken."
 NO_TURNS_LEFT = "No turns are left: the episode ended without reaching its goal."
@@ -168,7 +169,7 @@ def _in_process(env: str, style: PromptStyle) -> Callable[[], _Session]:
     spec = get_spec(env)
     require_simulator(spec, otherwise=f"pass server=URL of a {env} server")
     environment = spec.load()
-    wire = WIRE_FORMATS[spec.wire]
+    wire = spec.wire
     return lambda: _InProcessSession(environment.open_session(style), wire)
 
 

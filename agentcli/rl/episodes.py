@@ -16,11 +16,11 @@ from contextlib import ExitStack
 from typing import Any
 
 from agentcli.conversation import StudentView
-from agentcli.data.records import Episode, item_id, parse_item_id
-from agentcli.envs.launcher import env_servers
 from agentcli.envs.registry import get_spec
+from agentcli.envs.wire.launcher import env_servers
 from agentcli.errors import UsageError
 from agentcli.items import ItemSelection
+from agentcli.records import Episode, item_id, parse_item_id
 
 
 class EnvEpisodes:

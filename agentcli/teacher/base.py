@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from agentcli.data.records import Correction, Episode, PrivilegedState
+from agentcli.records import Correction, Episode, PrivilegedState
 
 
 class Teacher(Protocol):

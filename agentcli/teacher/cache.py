@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.data.jsonl import append_records, read_records, write_records
-from agentcli.data.records import Record
+from agentcli.records import Record
 
 
 class CachedReply(Record):

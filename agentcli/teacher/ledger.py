@@ -17,9 +17,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from agentcli.data.jsonl import append_records, read_records
-from agentcli.data.records import Record
 from agentcli.errors import BudgetExceededError, UsageError
-from agentcli.teacher import Price
+from agentcli.records import Record
+from agentcli.teacher.config import Price
 
 log = logging.getLogger("agentgym.teacher")
 

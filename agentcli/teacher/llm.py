@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentcli.conversation import Message
-from agentcli.data.records import (
+from agentcli.errors import UsageError
+from agentcli.records import (
     Correction,
     CorrectionStep,
     Episode,
@@ -22,7 +23,6 @@ from agentcli.data.records import (
     Step,
     item_id,
 )
-from agentcli.errors import UsageError
 from agentcli.teacher.llm_client import TeacherClient
 from agentcli.teacher.prompts import render
 

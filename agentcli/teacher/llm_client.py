@@ -38,8 +38,8 @@ from agentcli.endpoints import (
     server_message,
 )
 from agentcli.errors import InvalidReplyError
-from agentcli.teacher import TeacherConfig
 from agentcli.teacher.cache import CachedReply, ResponseCache, request_key
+from agentcli.teacher.config import TeacherConfig
 from agentcli.teacher.ledger import CostLedger, LedgerEntry, estimate_tokens, now
 
 log = logging.getLogger("agentgym.teacher")

@@ -20,7 +20,11 @@ from contextlib import asynccontextmanager
 from typing import TypeVar
 
 from agentcli.conversation import episode_style, is_invalid_reply, observation_text
-from agentcli.data.records import (
+from agentcli.envs.base import Environment, PromptStyle, Session, Transition
+from agentcli.envs.registry import get_spec
+from agentcli.envs.wire.protocol import as_received
+from agentcli.errors import AgentGymError, EnvUnavailableError, UsageError
+from agentcli.records import (
     Correction,
     CorrectionStep,
     Episode,
@@ -28,10 +32,6 @@ from agentcli.data.records import (
     Step,
     item_id,
 )
-from agentcli.envs.base import Environment, PromptStyle, Session, Transition
-from agentcli.envs.protocol import WIRE_FORMATS, as_received
-from agentcli.envs.registry import get_spec
-from agentcli.errors import AgentGymError, EnvUnavailableError, UsageError
 
 ResultT = TypeVar("ResultT")
 
@@ -132,7 +132,7 @@ class OracleTeacher:
                 f"{episode.item_id} is a {episode.env} episode; this oracle teaches "
                 f"{self._spec.name}: pass --env {episode.env}"
             )
-        wire = WIRE_FORMATS[self._spec.wire]
+        wire = self._spec.wire
         style = episode_style(episode)
         transition = as_received(session.reset(episode.index), wire, reset=True)
         self._check(episode, 0, observation_text(transition, first=True, style=style))

@@ -24,12 +24,12 @@ from pydantic import BaseModel, Field, model_validator
 from agentcli.common import END_ERROR
 from agentcli.config import CommandConfig, dump_config
 from agentcli.data.jsonl import append_records, done_ids, read_records, write_records
-from agentcli.data.records import Episode, PrivilegedState, Record, item_id
 from agentcli.envs.registry import EnvName, get_spec
 from agentcli.errors import AgentGymError, BudgetExceededError, FatalRunError, UsageError
 from agentcli.items import ItemSelection
-from agentcli.iterate.run_layout import RunLayout
+from agentcli.records import Episode, PrivilegedState, Record, item_id
 from agentcli.resume import fingerprint, guard_output, refuse_other_settings
+from agentcli.run_layout import RunLayout
 from agentcli.teacher import TeacherConfig, build_teacher, served_teacher
 from agentcli.teacher.base import Teacher
 from agentcli.teacher.ledger import now
@@ -420,9 +420,9 @@ def _episodes_of(path: Path, env: str) -> list[Episode]:
 
 
 def _selected_indices(config: ExtractStateConfig) -> list[int]:
-    if config.data is not None:
-        return config.chosen(config.env, {})
     spec = get_spec(config.env)
+    if config.data is not None:
+        return config.chosen(config.env, {}, spec.goal_index)
     if spec.load is None:
         raise UsageError(f"{config.env} has no simulator here to read tasks from: pass --demos")
     return config.chosen(config.env, spec.load().splits())

@@ -18,7 +18,7 @@ from transformers import TrainerCallback
 
 from agentcli.train.config import TrainConfig
 from agentcli.train.model import save_trained_model
-from agentcli.train.run import CheckpointEvaluator
+from agentcli.train.protocols import CheckpointEvaluator
 
 log = logging.getLogger("agentgym.train")
 

@@ -28,8 +28,8 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from agentcli.data.jsonl import first_problem
-from agentcli.data.records import ChatMessage, ChatRecord, PreferenceRecord
 from agentcli.errors import DataFormatError
+from agentcli.records import ChatMessage, ChatRecord, PreferenceRecord
 
 __all__ = ["DataFormatError", "is_trained", "load_chat_records", "load_preference_records"]
 

@@ -13,7 +13,7 @@ from typing import Any
 from datasets import Dataset
 from trl import DPOConfig, DPOTrainer
 
-from agentcli.data.records import ChatMessage, PreferenceRecord
+from agentcli.records import ChatMessage, PreferenceRecord
 from agentcli.train.arguments import trainer_arguments
 from agentcli.train.config import TrainConfig
 from agentcli.train.datasets import load_preference_records

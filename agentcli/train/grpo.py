@@ -40,12 +40,12 @@ from typing import Any
 from agentcli.common import END_ERROR
 from agentcli.conversation import StudentView, episode_conversation
 from agentcli.data.jsonl import append_records, read_records, write_records
-from agentcli.data.records import ChatMessage, Episode
 from agentcli.errors import UsageError
+from agentcli.records import ChatMessage, Episode
 from agentcli.train.arguments import trainer_arguments
 from agentcli.train.config import TrainConfig
 from agentcli.train.model import lora_config
-from agentcli.train.run import EpisodePlayer
+from agentcli.train.protocols import EpisodePlayer
 from agentcli.train.tokenize import tokenize_conversation
 
 log = logging.getLogger("agentgym.train")

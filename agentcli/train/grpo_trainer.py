@@ -12,18 +12,18 @@ epoch (``set_epoch``) before each.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
-import torch
 from torch.utils.data import Sampler
 from trl import GRPOTrainer
-from trl.trainer.utils import RepeatSampler
+
+from agentcli import compat
 
 
 class EpochOrder(Sampler[int]):
-    """``sampler``'s indices, epoch e in the order its seed's e-th draw gives (see the module)."""
+    """``sampler``'s indices (TRL's ``RepeatSampler``), epoch e in the order its seed's e-th
+    draw gives (see the module)."""
 
-    def __init__(self, sampler: RepeatSampler) -> None:
+    def __init__(self, sampler: Sampler[int]) -> None:
         self.sampler = sampler
         self.epoch = 0
 
@@ -34,14 +34,9 @@ class EpochOrder(Sampler[int]):
         return len(self.sampler)
 
     def __iter__(self) -> Iterator[int]:
-        sampler = self.sampler
-        if sampler.shuffle:
-            sampler.generator.manual_seed(sampler.seed)
-            for _ in range(self.epoch):  # the draws of the epochs before
-                torch.randperm(sampler.num_samples, generator=sampler.generator)
-        return iter(sampler)
+        compat.rewind_repeat_sampler(self.sampler, self.epoch)
+        return iter(self.sampler)
 
 
-class ResumableGRPOTrainer(GRPOTrainer):
-    def _get_train_sampler(self, dataset: Any = None) -> Sampler:
-        return EpochOrder(super()._get_train_sampler(dataset))
+class ResumableGRPOTrainer(compat.with_train_sampler(GRPOTrainer, EpochOrder)):
+    """``GRPOTrainer`` whose epochs keep their order across a resume (see the module)."""

@@ -35,12 +35,8 @@ from agentcli.errors import AgentGymError, UsageError
 from agentcli.train.arguments import precision
 from agentcli.train.config import TrainConfig
 from agentcli.train.model import require_model_dir
-from agentcli.train.run import (
-    CheckpointEvaluator,
-    EpisodePlayer,
-    TrainSummary,
-    require_evaluator,
-)
+from agentcli.train.protocols import CheckpointEvaluator, EpisodePlayer, require_evaluator
+from agentcli.train.run import TrainSummary
 from agentcli.train.tracking import require_tracker
 from agentcli.trained_view import data_view_path, model_view_path, read_view
 

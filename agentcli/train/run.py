@@ -12,51 +12,19 @@ from collections.abc import Sequence
 from contextlib import closing, nullcontext, redirect_stdout
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from agentcli.common import no_progress_bars, write_atomic
-from agentcli.data.records import Episode
-from agentcli.errors import UsageError
 from agentcli.train.config import TrainConfig
+from agentcli.train.protocols import (
+    CheckpointEvaluator,
+    EpisodePlayer,
+    require_evaluator,
+    require_player,
+)
 from agentcli.train.tracking import tracker_environment
 
 log = logging.getLogger("agentgym.train")
-
-
-class CheckpointEvaluator(Protocol):
-    """Evaluates the model saved in ``model_dir`` during training: (success rate, mean score).
-    ``name`` (``epoch_N``, ``step_N``) names the evaluation, e.g. for its output folder."""
-
-    def __call__(self, model_dir: Path, name: str) -> tuple[float, float]: ...
-
-
-def require_evaluator(config: TrainConfig, evaluate: CheckpointEvaluator | None) -> None:
-    if config.eval.enabled and evaluate is None:
-        raise UsageError(
-            "eval.every/eval.steps need a checkpoint evaluator: train through"
-            " agentcli.train_eval.train (as `agentgym train` does), which rolls checkpoints out"
-        )
-
-
-def require_player(config: TrainConfig, play: EpisodePlayer | None) -> None:
-    if config.method == "grpo" and play is None:
-        raise UsageError(
-            "grpo needs an episode player: train through agentcli.train_eval.train (as"
-            " `agentgym train grpo` does), which plays its envs"
-        )
-
-
-class EpisodePlayer(Protocol):
-    """Plays grpo's episodes, one per item id, with the model it is given as it is now
-    (``agentcli.rl.episodes.EnvEpisodes``); ``item_ids`` are the items to train on."""
-
-    def item_ids(self) -> list[str]: ...
-
-    def __call__(
-        self, item_ids: Sequence[str], model: Any, tokenizer: Any, *, step: int
-    ) -> list[Episode]: ...
-
-    def close(self) -> None: ...
 
 
 @dataclass

@@ -20,6 +20,7 @@ import torch.nn.functional as F
 from datasets import Dataset
 from trl import SFTConfig, SFTTrainer
 
+from agentcli import compat
 from agentcli.train.arguments import trainer_arguments
 from agentcli.train.config import TrainConfig
 from agentcli.train.datasets import load_chat_records
@@ -106,7 +107,7 @@ class TrainedTokensSFTTrainer(SFTTrainer):
     def _record_metrics(self, log_probs: Any, targets: Any, inputs: dict[str, Any]) -> None:
         """What TRL's own loss logs, summed over every rank (one gather per step)."""
         training = self.model.training
-        metrics = self._metrics["train" if training else "eval"]
+        metrics = compat.trainer_metrics(self, "train" if training else "eval")
         entropy = -(log_probs.exp() * log_probs).sum()
         correct = (log_probs.argmax(dim=-1) == targets).sum().float()
         count = torch.tensor(float(len(targets)), device=log_probs.device)
@@ -116,8 +117,7 @@ class TrainedTokensSFTTrainer(SFTTrainer):
         ).sum(dim=0)
         metrics["entropy"].append(float(entropy / count) if count else 0.0)
         metrics["mean_token_accuracy"].append(float(correct / count) if count else 0.0)
-        self._total_train_tokens += int(tokens)
-        metrics["num_tokens"] = [self._total_train_tokens]
+        metrics["num_tokens"] = [compat.add_trained_tokens(self, int(tokens))]
 
 
 def input_tokens(inputs: dict[str, Any]) -> int:
@@ -160,7 +160,7 @@ def build_sft_trainer(config: TrainConfig, model: Any, tokenizer: Any) -> Any:
         peft_config=lora_config(config.adapters.lora) if config.adapters.lora else None,
     )
     if blocker is None:
-        trainer.data_collator = SharedPrefixCollator(trainer.data_collator)
+        compat.wrap_collator(trainer, SharedPrefixCollator)
     return trainer
 
 

@@ -23,6 +23,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from agentcli import compat
+
 MIN_SHARED_TOKENS = 32  # shorter openings save too little for a second forward (not tuned)
 PREFIX_KEY = "shared_prefix_length"  # what the collator adds to a batch it found worth sharing
 
@@ -81,20 +83,18 @@ def model_blocker(model: Any) -> str | None:
     silently drop the prefix from every row's attention).
     """
     import torch
-    from transformers import DynamicCache
-    from transformers.cache_utils import DynamicLayer
 
     config = model.config
     if config.is_encoder_decoder:
         return "an encoder-decoder model"
-    cache = DynamicCache(config=config)
-    kinds = {type(layer).__name__ for layer in cache.layers if type(layer) is not DynamicLayer}
+    cache = compat.growing_cache(config=config)
+    kinds = compat.unusual_layers(cache)
     if kinds:
         return f"its cache has {', '.join(sorted(kinds))} layers (sliding window or similar)"
     probe = torch.zeros(1, 1, dtype=torch.long, device=model.device)
     with torch.no_grad():
-        model(input_ids=probe, cache=cache, use_cache=True, logits_to_keep=1)
-    if cache.get_seq_length() != 1:
+        compat.forward_into(model, cache, input_ids=probe, logits_to_keep=1)
+    if compat.cached_length(cache) != 1:
         return "its forward does not fill a DynamicCache"
     return None
 
@@ -110,13 +110,12 @@ def shared_prefix_logits(model: Any, inputs: dict[str, Any], keep: Any, length: 
     of 4 textcraft demos padded a quarter of the positions after their prefix).
     """
     import torch
-    from transformers import DynamicCache
 
     input_ids = inputs["input_ids"]
-    prefix = DynamicCache(config=model.config)
+    prefix = compat.growing_cache(config=model.config)
     nothing = torch.zeros(1, length, dtype=torch.bool, device=input_ids.device)
-    model(input_ids=input_ids[:1, :length], cache=prefix, use_cache=True, logits_to_keep=nothing)
-    shared = [(layer.keys, layer.values) for layer in prefix.layers]
+    compat.forward_into(model, prefix, input_ids=input_ids[:1, :length], logits_to_keep=nothing)
+    shared = compat.layer_tensors(prefix)
     logits = []
     for row, row_keep in enumerate(keep[:, length:]):
         kept = row_keep.nonzero()
@@ -126,9 +125,9 @@ def shared_prefix_logits(model: Any, inputs: dict[str, Any], keep: Any, length: 
         rest = {"input_ids": input_ids[row : row + 1, length:end]}
         if "position_ids" in inputs:
             rest["position_ids"] = inputs["position_ids"][row : row + 1, length:end]
-        cache = DynamicCache(shared, config=model.config)  # its own copy: rows append to it
-        output = model(
-            **rest, cache=cache, use_cache=True, logits_to_keep=keep[row : row + 1, length:end]
+        cache = compat.growing_cache(model.config, holding=shared)  # its own: rows append to it
+        output = compat.forward_into(
+            model, cache, **rest, logits_to_keep=keep[row : row + 1, length:end]
         )
         logits.append(output.logits)
     return torch.cat(logits)

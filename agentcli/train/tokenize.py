@@ -43,8 +43,8 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any, Literal
 
-from agentcli.data.records import ChatMessage, ChatRecord
 from agentcli.errors import DataFormatError, UsageError
+from agentcli.records import ChatMessage, ChatRecord
 from agentcli.train.datasets import is_trained
 
 Template = Literal["chat", "llama2", "agentgym-bc"]

@@ -17,7 +17,8 @@ import yaml
 
 from agentcli.errors import AgentGymError
 from agentcli.train.config import TrainConfig
-from agentcli.train.run import CheckpointEvaluator, EpisodePlayer, run_training
+from agentcli.train.protocols import CheckpointEvaluator, EpisodePlayer
+from agentcli.train.run import run_training
 
 
 def read_config(path: Path) -> TrainConfig:

@@ -22,8 +22,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from agentcli.data.jsonl import first_problem
-from agentcli.data.records import Correction, CorrectionStep, Episode
 from agentcli.errors import UsageError
+from agentcli.records import Correction, CorrectionStep, Episode
 from agentcli.view.index import Filters, Indexes, RecordIndex, Stamp
 from agentcli.view.source import Dataset, Source
 

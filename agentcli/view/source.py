@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Literal
 
 from agentcli.errors import UsageError
-from agentcli.iterate.run_layout import RunLayout, seed_run, seeds_of
+from agentcli.run_layout import RunLayout, seed_run, seeds_of
 
 log = logging.getLogger("agentgym.view")
 

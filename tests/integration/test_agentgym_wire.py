@@ -16,10 +16,10 @@ import httpx
 import pytest
 
 from agentcli.data.jsonl import read_records
-from agentcli.data.records import Episode
-from agentcli.envs.client import EnvClient
 from agentcli.envs.registry import SPECS
+from agentcli.envs.wire.client import EnvClient
 from agentcli.errors import EnvServerError, NoExpertError
+from agentcli.records import Episode
 from tests.support.agentgym_client import AgentGymClientError, AgentGymStyleClient
 from tests.support.agentgym_style_server import agentgym_style_server
 from tests.support.cli import agentgym

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from agentcli.envs.client import KEEPALIVE_EXPIRY_S, EnvClient
+from agentcli.envs.wire.client import KEEPALIVE_EXPIRY_S, EnvClient
 from agentcli.errors import EnvServerError, UnreachableError
 from tests.support.agentgym_style_server import agentgym_style_server
 from tests.support.dropping_proxy import dropping_proxy

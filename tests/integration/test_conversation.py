@@ -11,11 +11,11 @@ import pytest
 from agentcli.conversation import StudentView, env_style
 from agentcli.data.build import BuildDataConfig, training_set
 from agentcli.data.jsonl import read_records, write_records
-from agentcli.data.records import ChatMessage, Correction, CorrectionStep, Episode
-from agentcli.envs.launcher import env_servers
 from agentcli.envs.registry import SPECS
-from agentcli.iterate.run_layout import RunLayout
+from agentcli.envs.wire.launcher import env_servers
+from agentcli.records import ChatMessage, Correction, CorrectionStep, Episode
 from agentcli.rollout import run_rollout
+from agentcli.run_layout import RunLayout
 from tests.support.random_policy import RandomPolicy
 
 ITEMS = {"textcraft": [0, 1], "babyai": [0, 1], "babyai-putnext": [1000, 1001],

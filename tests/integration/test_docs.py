@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.iterate.run_layout import RunLayout
+from agentcli.run_layout import RunLayout
 from tests.support.cli import agentgym
 from tests.support.docs import (
     FIXED_PORTS,

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 import httpx
 import pytest
 
-from agentcli.envs.client import EnvClient
 from agentcli.envs.registry import SPECS
+from agentcli.envs.wire.client import EnvClient
 from tests.support.servers import (
     child_commands,
     expert_episodes,

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from agentcli.data.jsonl import read_records
-from agentcli.data.records import Episode
+from agentcli.records import Episode
 from tests.support.cli import agentgym
 from tests.support.engine_stand_in import COMMAND, ROOT, launches, running
 

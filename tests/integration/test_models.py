@@ -9,7 +9,7 @@ import importlib.util
 import pytest
 
 from agentcli import models
-from agentcli.data.records import ChatMessage
+from agentcli.records import ChatMessage
 from tests.support.docs import run_page
 
 

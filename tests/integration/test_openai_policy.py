@@ -11,11 +11,11 @@ import pytest
 
 from agentcli.conversation import chat_dicts
 from agentcli.data.jsonl import read_records
-from agentcli.data.records import ChatMessage, Episode
 from agentcli.errors import FatalRunError, ModelAuthError, ModelEndpointError
 from agentcli.policy import PolicyConfig, build_policy
 from agentcli.policy.base import Reply
 from agentcli.policy.openai_endpoint import OpenAIPolicy
+from agentcli.records import ChatMessage, Episode
 from agentcli.rollout import RolloutConfig, execute
 from tests.support.openai_server import count_tokens, openai_server
 

@@ -17,9 +17,9 @@ from openenv.core import GenericEnvClient
 from openenv.core.env_server import Action, Environment, HTTPEnvServer, Observation, State
 from websockets.sync.client import connect
 
-from agentcli.envs.client import EnvClient
 from agentcli.envs.registry import get_spec
-from agentcli.envs.server import ServeConfig, create_app
+from agentcli.envs.wire.client import EnvClient
+from agentcli.envs.wire.server import ServeConfig, create_app
 from tests.support.servers import app_in_thread, running_server
 
 ITEMS = {"textcraft": [3, 40], "babyai-putnext": [0, 7]}

@@ -12,10 +12,10 @@ from transformers.utils import get_json_schema
 
 from agentcli.conversation import StudentView
 from agentcli.data.jsonl import read_records
-from agentcli.data.records import Episode
-from agentcli.envs.launcher import env_servers
 from agentcli.envs.registry import get_spec
+from agentcli.envs.wire.launcher import env_servers
 from agentcli.errors import UsageError
+from agentcli.records import Episode
 from agentcli.rl.environment import (
     EPISODE_OVER,
     NO_TURNS_LEFT,

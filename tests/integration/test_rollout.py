@@ -16,14 +16,14 @@ import pytest
 from agentcli.common import END_ERROR
 from agentcli.conversation import StudentView
 from agentcli.data.jsonl import read_records
-from agentcli.data.records import Episode, parse_item_id
-from agentcli.envs.client import EnvClient
-from agentcli.envs.launcher import env_servers
 from agentcli.envs.registry import get_spec
+from agentcli.envs.wire.client import EnvClient
+from agentcli.envs.wire.launcher import env_servers
 from agentcli.errors import AgentGymError, UnreachableError, UsageError
 from agentcli.evaluate import compute_metrics
 from agentcli.policy import PolicyConfig
 from agentcli.policy.oracle import OraclePolicy
+from agentcli.records import Episode, parse_item_id
 from agentcli.rollout import RolloutConfig, execute, run_rollout
 from tests.integration.test_env_servers import BABYAI_ITEMS, SCIWORLD_TASK_TYPES
 from tests.support.random_policy import RandomPolicy

@@ -8,8 +8,8 @@ import time
 import httpx
 import pytest
 
-from agentcli.envs.client import EnvClient
-from agentcli.envs.protocol import MAX_ACTION_CHARS
+from agentcli.envs.wire.client import EnvClient
+from agentcli.envs.wire.format import MAX_ACTION_CHARS
 from tests.support.servers import running_server
 
 

@@ -15,7 +15,7 @@ import uvicorn
 
 from agentcli.common import free_port
 from agentcli.envs.registry import get_spec
-from agentcli.envs.server import ServeConfig, create_app
+from agentcli.envs.wire.server import ServeConfig, create_app
 
 
 @pytest.fixture(scope="module")

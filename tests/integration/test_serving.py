@@ -22,7 +22,7 @@ from websockets.sync.client import connect
 
 from agentcli.common import free_port
 from agentcli.data.jsonl import write_records
-from agentcli.envs.launcher import server_process
+from agentcli.envs.wire.launcher import server_process
 from agentcli.serving import bounded_http
 from tests.support.view_records import episode
 from tests.support.view_server import running_view

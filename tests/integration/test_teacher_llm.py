@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from agentcli.data.jsonl import read_records, write_records
-from agentcli.data.records import Correction, Episode, PrivilegedState
 from agentcli.errors import BudgetExceededError, ModelAuthError
+from agentcli.records import Correction, Episode, PrivilegedState
 from agentcli.teacher import Price, TeacherConfig
 from agentcli.teacher.cache import CachedReply, request_key
 from agentcli.teacher.ledger import LedgerEntry

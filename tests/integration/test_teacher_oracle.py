@@ -16,11 +16,11 @@ from dataclasses import dataclass
 import pytest
 
 from agentcli.conversation import StudentView, episode_style, is_invalid_reply
-from agentcli.data.records import Correction, Episode
 from agentcli.envs.registry import get_spec
 from agentcli.errors import AgentGymError, UsageError
 from agentcli.policy.base import Reply
 from agentcli.policy.oracle import OraclePolicy
+from agentcli.records import Correction, Episode
 from agentcli.teacher.oracle import OracleTeacher
 from tests.support.client_only import register_client_only_env
 from tests.support.random_policy import RandomPolicy, rollout

@@ -19,8 +19,8 @@ from agentcli import train_eval
 from agentcli.common import free_port
 from agentcli.config import resolve_config
 from agentcli.conversation import ACKNOWLEDGEMENT
-from agentcli.data.records import ChatMessage
 from agentcli.errors import ModelUnavailableError, UsageError
+from agentcli.records import ChatMessage
 from agentcli.train.config import TrainConfig
 from agentcli.train.launch import train
 from agentcli.train.run import run_training

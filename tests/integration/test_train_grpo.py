@@ -18,9 +18,9 @@ from transformers import AutoTokenizer
 
 from agentcli.conversation import StudentView, chat_dicts, env_opening, student_messages
 from agentcli.data.jsonl import read_records
-from agentcli.data.records import Episode
 from agentcli.envs.registry import get_spec
 from agentcli.policy import PolicyConfig
+from agentcli.records import Episode
 from agentcli.rollout import RolloutConfig, execute
 from agentcli.train.grpo import episode_tokens, trained_conversation
 from tests.support.cli import agentgym

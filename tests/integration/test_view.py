@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from agentcli.data.jsonl import read_records, write_records
-from agentcli.data.records import Correction
+from agentcli.records import Correction
 from tests.support.browser import NOT_INSTALLED, Browser, chromium
 from tests.support.cli import agentgym
 from tests.support.runs import evaluated_run

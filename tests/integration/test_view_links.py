@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from agentcli.data.jsonl import write_records
-from agentcli.data.records import PrivilegedState
+from agentcli.records import PrivilegedState
 from tests.support.cli import agentgym
 from tests.support.view_records import episode
 from tests.support.view_server import running_view

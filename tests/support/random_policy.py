@@ -17,10 +17,10 @@ from pathlib import Path
 
 from agentcli.conversation import StudentView
 from agentcli.data.jsonl import read_records
-from agentcli.data.records import Episode
-from agentcli.envs.launcher import env_servers
 from agentcli.envs.registry import get_spec
+from agentcli.envs.wire.launcher import env_servers
 from agentcli.policy.base import Policy, Reply
+from agentcli.records import Episode
 from agentcli.rollout import run_rollout
 
 AVAILABLE = "Available actions: "  # babyai lists them so

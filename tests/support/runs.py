@@ -8,11 +8,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from agentcli.data.jsonl import write_records
-from agentcli.data.records import Correction, Episode, PrivilegedState
-from agentcli.envs.launcher import env_servers
 from agentcli.envs.registry import get_spec
-from agentcli.iterate.run_layout import RunLayout
+from agentcli.envs.wire.launcher import env_servers
 from agentcli.policy.oracle import OraclePolicy
+from agentcli.records import Correction, Episode, PrivilegedState
+from agentcli.run_layout import RunLayout
 from agentcli.teacher.oracle import OracleTeacher
 from tests.support.random_policy import RandomPolicy, rollout
 

@@ -1,5 +1,5 @@
 """Real environment servers on free loopback ports for tests, as `agentgym env serve` runs them
-(through ``python -m agentcli.envs.serve``, the entry point the launcher spawns)."""
+(through ``python -m agentcli.envs.wire.serve``, the entry point the launcher spawns)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from typing import Any
 import uvicorn
 
 from agentcli.common import free_port
-from agentcli.envs.client import EnvClient
-from agentcli.envs.launcher import server_process
 from agentcli.envs.registry import get_spec
+from agentcli.envs.wire.client import EnvClient
+from agentcli.envs.wire.launcher import server_process
 
 __all__ = [
     "app_in_thread", "child_commands", "free_port", "running_server", "running_server_process",

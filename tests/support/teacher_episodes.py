@@ -11,7 +11,7 @@ import json
 import re
 from collections.abc import Sequence
 
-from agentcli.data.records import Episode, Step
+from agentcli.records import Episode, Step
 
 ACTIONS = ["get 1 oak log", "craft 4 oak planks using 1 oak log", "inventory"]
 _TASK = re.compile(r"Goal: craft item-([0-9]+)\.")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from agentcli.data.records import Correction, CorrectionStep, Episode, Step
+from agentcli.records import Correction, CorrectionStep, Episode, Step
 
 
 def episode(

@@ -6,8 +6,8 @@ import pytest
 
 from agentcli.compare import compare_evals, paired
 from agentcli.data.jsonl import append_records, write_records
-from agentcli.data.records import Episode
 from agentcli.errors import UsageError
+from agentcli.records import Episode
 
 # item index → success; items 1-5 are shared
 A = {1: True, 2: False, 3: True, 4: False, 5: True, 9: True}

@@ -19,9 +19,9 @@ from agentcli.conversation import (
     student_messages,
     turn_text,
 )
-from agentcli.data.records import Episode, Step
 from agentcli.envs.base import Transition
 from agentcli.errors import UsageError
+from agentcli.records import Episode, Step
 
 NATIVE = StudentView(prompt="native")
 CRAFT = Opening("Craft things.")

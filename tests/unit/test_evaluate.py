@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from agentcli.data.records import Episode
 from agentcli.evaluate import compute_metrics, evaluated, write_metrics
+from agentcli.records import Episode
 from agentcli.resume import settings_digest
 
 # the columns summary.csv had before it had standard errors: readers of them keep working

@@ -43,7 +43,7 @@ def test_a_textcraft_item_can_be_named_by_its_goal(tmp_path):
     path = tmp_path / "items.json"
     ids = ["textcraft/stick", "textcraft/dark_oak_sign", "textcraft_103"]
     path.write_text(json.dumps([{"item_id": item} for item in ids]))
-    assert items_from_file(path, "textcraft") == [103, 203]
+    assert items_from_file(path, "textcraft", SPEC.goal_index) == [103, 203]
     environment = SPEC.load()
     assert environment.task(103).observation.endswith("\n\nGoal: craft stick.")
     assert environment.task(203).observation.endswith("\n\nGoal: craft dark oak sign.")
@@ -52,12 +52,15 @@ def test_a_textcraft_item_can_be_named_by_its_goal(tmp_path):
 @pytest.mark.parametrize(
     ("item", "message"),
     [
-        ("babyai/go_to_the_red_ball", "only textcraft items can be named by goal"),
+        ("babyai/go_to_the_red_ball", "babyai items cannot be named by goal"),
         ("textcraft/unobtainium", "textcraft has no goal 'unobtainium'"),
     ],
 )
 def test_a_goal_id_textcraft_lacks_is_refused(tmp_path, item, message):
+    from agentcli.envs.registry import get_spec
+
     path = tmp_path / "items.json"
     path.write_text(json.dumps([{"item_id": item}]))
+    env = item.split("/")[0]
     with pytest.raises(UsageError, match=message):
-        items_from_file(path, item.split("/")[0])
+        items_from_file(path, env, get_spec(env).goal_index)

@@ -1,147 +1,133 @@
-"""The import rules of DESIGN.md §2, read from the source with ``ast`` (nothing is imported).
+"""The layers of ARCHITECTURE.md: no module imports a layer above its own. Read from the source
+(``tests/support/import_graph.py``, every import, those inside functions included); nothing is
+imported.
 
-Data flows one way (envs → policy → rollout → teacher → data → train → evaluate → iterate):
-data/ and train/ never import envs/ or rollout/ (train/ is handed its in-training eval),
-teachers never import rollout, envs/ never imports the CLI, policy or training. Every
-import counts, including those inside functions.
+Lowest first: the shared leaves (errors, config, records, run_layout, compat…), what the
+student sees (conversation), data/ (records on disk and training sets), envs/, what a stage
+runs on (items, tiny models), policy/, rollout, rl/, teacher/, train/, evaluate, training with
+its eval, iterate/, view/, cli/. A module may import its own layer and those below it, and
+``NEVER`` names the lower layers a layer still must not reach: train/ is handed its
+in-training eval and grpo's episodes, so it imports no env, policy or rollout code.
 """
 
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).parents[2] / "agentcli"
+from tests.support.import_graph import ROOT, import_graph, modules, ours
 
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("leaves", (
+        "agentcli", "agentcli.common", "agentcli.errors", "agentcli.config", "agentcli.resume",
+        "agentcli.endpoints", "agentcli.serving", "agentcli.compat", "agentcli.run_layout",
+        "agentcli.agentgym_prompts", "agentcli.records",
+    )),
+    ("conversation", ("agentcli.conversation", "agentcli.trained_view")),
+    ("data", ("agentcli.data",)),
+    ("envs", ("agentcli.envs",)),
+    ("items", ("agentcli.items", "agentcli.models")),
+    ("policy", ("agentcli.policy",)),
+    ("rollout", ("agentcli.rollout",)),
+    ("rl", ("agentcli.rl",)),
+    ("teacher", ("agentcli.teacher",)),
+    ("train", ("agentcli.train",)),
+    ("evaluate", ("agentcli.evaluate", "agentcli.compare")),
+    ("train_eval", ("agentcli.train_eval",)),
+    ("iterate", ("agentcli.iterate",)),
+    ("view", ("agentcli.view",)),
+    ("cli", ("agentcli.cli",)),
+)  # fmt: skip
 
-@dataclass(frozen=True)
-class Rule:
-    package: str  # a folder under agentcli/, or one module
-    forbidden: tuple[str, ...]
-    allowed: tuple[str, ...] = ()  # exceptions inside the forbidden ones
-
-    def files(self) -> list[Path]:
-        path = PACKAGE / self.package
-        return sorted(path.rglob("*.py")) if path.is_dir() else [path]
-
-    def breaks(self, module: str) -> bool:
-        def within(prefixes: tuple[str, ...]) -> bool:
-            return any(module == p or module.startswith(p + ".") for p in prefixes)
-
-        return within(self.forbidden) and not within(self.allowed)
-
-
-RULES = {
-    "data": Rule(
-        "data",
-        forbidden=tuple(
-            f"agentcli.{layer}"
-            for layer in ("envs", "rollout", "policy", "teacher", "train", "iterate", "rl")
-        ),
-        allowed=("agentcli.iterate.run_layout",),  # where a run's files live, nothing more
+# Lower modules a layer must still not import, though the order would allow them.
+NEVER: dict[str, tuple[str, ...]] = {
+    # handed its in-training eval and grpo's episodes by agentcli.train_eval
+    "agentcli.train": (
+        "agentcli.envs", "agentcli.policy", "agentcli.rollout", "agentcli.rl", "agentcli.teacher",
     ),
-    "teacher": Rule("teacher", forbidden=("agentcli.rollout",)),
-    "envs": Rule(
-        "envs",
-        forbidden=tuple(
-            f"agentcli.{layer}" for layer in ("cli", "policy", "train", "rollout", "teacher", "rl")
-        ),
-    ),
-    # what data/ and teacher/ reach the iterate package for must not pull the rest of it in
-    "iterate/__init__": Rule("iterate/__init__.py", forbidden=("agentcli",)),
-    "iterate/run_layout": Rule("iterate/run_layout.py", forbidden=("agentcli",)),
-    "common": Rule("common.py", forbidden=("agentcli",)),
-    # its in-training eval is handed in by agentcli.train_eval
-    "train": Rule(
-        "train",
-        forbidden=tuple(
-            f"agentcli.{layer}"
-            for layer in ("envs", "rollout", "evaluate", "policy", "teacher", "rl")
-        ),
-    ),
-    # TRL's environments are built on envs/ and conversation.py, never on training or the CLI
-    "rl": Rule("rl", forbidden=tuple(f"agentcli.{layer}" for layer in ("cli", "train", "iterate"))),
-    # what the student sees is rendered the same for every layer that shows it
-    "conversation": Rule(
-        "conversation.py",
-        forbidden=tuple(
-            f"agentcli.{layer}"
-            for layer in ("envs", "rollout", "policy", "teacher", "train", "iterate", "cli")
-        ),
-    ),
-}
+    "agentcli.teacher": ("agentcli.rollout",),
+    # leaves that import nothing of ours
+    "agentcli.common": (ROOT,),
+    "agentcli.run_layout": (ROOT,),
+    "agentcli.compat": (ROOT,),
+}  # fmt: skip
 
 
-def imported_modules(source: str, package: str) -> list[tuple[int, str]]:
-    """(line, dotted name) of everything ``source`` (a module of ``package``) imports, in line
-    order; ``from a import b`` gives ``a.b``: the module ``b`` when it is one, else where ``b``
-    comes from."""
-    found = []
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            found += [(node.lineno, alias.name) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:  # relative: from the package, up level - 1 packages
-                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join(parts + ([base] if base else []))
-            found += [(node.lineno, f"{base}.{alias.name}") for alias in node.names]
-    return sorted(found)
+def within(module: str, prefix: str) -> bool:
+    """``module`` is ``prefix`` or below it (``agentcli_x`` is not below ``agentcli``)."""
+    return module == prefix or module.startswith(prefix + ".")
 
 
-def _package_of(path: Path) -> str:
-    return ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts[:-1])
-
-
-def _cases() -> list:
-    cases = []
-    for name, rule in RULES.items():
-        for path in rule.files():
-            where = str(path.relative_to(PACKAGE))
-            cases.append(pytest.param(rule, path, id=f"{name}:{where}"))
-    return cases
-
-
-@pytest.mark.parametrize(("rule", "path"), _cases())
-def test_a_module_imports_only_what_its_layer_may(rule: Rule, path: Path):
-    imports = imported_modules(path.read_text(encoding="utf-8"), _package_of(path))
-    broken = [f"{module} (line {line})" for line, module in imports if rule.breaks(module)]
-    assert not broken, f"agentcli/{path.relative_to(PACKAGE)} imports {', '.join(broken)}"
-
-
-def test_imports_inside_functions_and_relative_ones_count():
-    source = (
-        "import os\n"
-        "def f():\n"
-        "    from agentcli.rollout import END_ERROR\n"
-        "from ..iterate import run_layout\n"
-        "from . import jsonl\n"
-    )
-    assert imported_modules(source, "agentcli.data") == [
-        (1, "os"),
-        (3, "agentcli.rollout.END_ERROR"),
-        (4, "agentcli.iterate.run_layout"),
-        (5, "agentcli.data.jsonl"),
+def layer_of(module: str) -> int:
+    """The index in ``LAYERS`` of the longest entry that is ``module`` or a package above it;
+    the root's entry names the root package alone, so that each module is placed on purpose."""
+    matches = [
+        (len(entry), index)
+        for index, (_, entries) in enumerate(LAYERS)
+        for entry in entries
+        if within(module, entry) and (entry != ROOT or module == ROOT)
     ]
-    assert RULES["teacher"].breaks("agentcli.rollout.END_ERROR")
-    assert RULES["data"].breaks("agentcli.iterate.config.IterateConfig")
-    assert RULES["data"].breaks("agentcli.iterate.IterateConfig")
-    assert not RULES["data"].breaks("agentcli.iterate.run_layout.RunLayout")
-    assert not RULES["data"].breaks("agentcli.iterate_helpers")  # a prefix is not a package
+    if not matches:
+        raise KeyError(f"{module} is in no layer: add it to LAYERS")
+    return max(matches)[1]
+
+
+def breaks(importer: str, imported: str) -> bool:
+    if layer_of(imported) > layer_of(importer):
+        return True
+    return any(
+        within(importer, owner) and any(within(imported, never) for never in forbidden)
+        for owner, forbidden in NEVER.items()
+    )
+
+
+def test_every_module_has_a_layer():
+    for module in modules():
+        layer_of(module)
+
+
+@pytest.mark.parametrize("module", sorted(modules()))
+def test_a_module_imports_only_its_layer_and_those_below(module: str):
+    broken = [
+        f"{target} (line {line}, layer {LAYERS[layer_of(target)][0]})"
+        for target, line in import_graph()[module].items()
+        if breaks(module, target)
+    ]
+    assert not broken, f"{module} (layer {LAYERS[layer_of(module)][0]}) imports {', '.join(broken)}"
+
+
+def test_the_rules_read_as_meant():
+    assert layer_of("agentcli.records") == 0
+    assert layer_of("agentcli.data.build") == layer_of("agentcli.data")
+    assert breaks("agentcli.data.build", "agentcli.iterate.config")
+    assert not breaks("agentcli.data.build", "agentcli.run_layout")
+    assert not breaks("agentcli.conversation", "agentcli.records")
+    assert breaks("agentcli.conversation", "agentcli.data.jsonl")
+    assert breaks("agentcli.teacher.stages", "agentcli.rollout")
+    assert breaks("agentcli.train.run", "agentcli.envs.registry")
+    assert not breaks("agentcli.train.run", "agentcli.data.jsonl")
+    assert breaks("agentcli.common", "agentcli.errors")
+    assert not breaks("agentcli.config", "agentcli.errors")
+    for unplaced in ("agentcli_helpers", "agentcli.new_module"):  # a prefix is not a package
+        with pytest.raises(KeyError):
+            layer_of(unplaced)
 
 
 def test_envs_spawn_no_cli_process():
     """A child started with ``python -m agentcli.cli.main …`` depends on the CLI as an import
-    would: the launcher spawns ``agentcli.envs.serve``."""
-    for path in RULES["envs"].files():
+    would: the launcher spawns ``agentcli.envs.wire.serve``."""
+    envs = layer_of("agentcli.envs")
+    for module, path in modules().items():
+        if layer_of(module) != envs:
+            continue
         named = [
             node.value
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
             if isinstance(node, ast.Constant)
             and isinstance(node.value, str)
-            and RULES["envs"].breaks(node.value)
+            and node.value.startswith(ROOT + ".")
+            and ours(node.value, modules()) is not None
+            and layer_of(node.value) > envs
         ]
-        assert not named, f"agentcli/{path.relative_to(PACKAGE)} names {', '.join(named)}"
+        assert not named, f"{module} names {', '.join(named)}"

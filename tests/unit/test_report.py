@@ -10,7 +10,6 @@ import shutil
 import pytest
 
 from agentcli.data.jsonl import write_records
-from agentcli.data.records import Episode
 from agentcli.errors import UsageError
 from agentcli.evaluate import Metrics, write_metrics
 from agentcli.iterate.report import (
@@ -20,8 +19,9 @@ from agentcli.iterate.report import (
     report_figure,
     write_report,
 )
-from agentcli.iterate.run_layout import RunLayout, seed_run
 from agentcli.iterate.runner import Manifest
+from agentcli.records import Episode
+from agentcli.run_layout import RunLayout, seed_run
 from agentcli.teacher.ledger import LedgerEntry
 
 ENVS = ["textcraft", "babyai"]

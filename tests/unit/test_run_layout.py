@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentcli.iterate.run_layout import RunLayout
+from agentcli.run_layout import RunLayout
 
 
 def test_a_rollout_in_a_run_names_its_run_and_iteration(tmp_path):

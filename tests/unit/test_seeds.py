@@ -11,12 +11,12 @@ import statistics
 import pytest
 
 from agentcli.data.jsonl import write_records
-from agentcli.data.records import Episode
 from agentcli.errors import UsageError
 from agentcli.evaluate import Metrics, write_metrics
-from agentcli.iterate.run_layout import RunLayout, seed_run
 from agentcli.iterate.runner import Manifest
 from agentcli.iterate.seeds import beside_published, read_sweep, write_sweep_report
+from agentcli.records import Episode
+from agentcli.run_layout import RunLayout, seed_run
 
 ENV = "babyai"
 # per seed: each model's successes on items 0-3

@@ -11,8 +11,8 @@ import pytest
 from agentcli.config import validate_config
 from agentcli.conversation import StudentView
 from agentcli.data.build import write_training_set
-from agentcli.data.records import ChatMessage, ChatRecord
 from agentcli.errors import ConfigError, UsageError
+from agentcli.records import ChatMessage, ChatRecord
 from agentcli.rollout import EvalConfig
 from agentcli.train.config import TrainConfig
 from agentcli.train.launch import refuse_another_view

@@ -24,6 +24,7 @@ from agentcli.envs.alfworld.games import (
 )
 from agentcli.envs.alfworld.session import AlfworldEnvironment, AlfworldSession
 from agentcli.envs.base import EnvSpec
+from agentcli.envs.wire.format import GameResetRequest, WireFormat, completed
 from agentcli.errors import EnvUnavailableError
 
 __all__ = [
@@ -112,13 +113,34 @@ def _note() -> str | None:
     return None
 
 
+# AgentGym's alfworld server: a reset names its task ``game``; GET /available_actions.
+WIRE = WireFormat(
+    reset_fields=("id", "observation", "available_actions", "task_type"),
+    step_fields=("observation", "reward", "available_actions", "done"),
+    reset_request=GameResetRequest,
+    infer_success=completed,
+    index_field="game",
+    reset_extra={"world_type": "Text"},
+    detail_start={"done": False, "reward": 0, "deleted": False},
+    detail_fields=(
+        "world_type",
+        "game",
+        "observation",
+        "available_actions",
+        "done",
+        "reward",
+        "deleted",
+    ),
+    available_actions_route=True,
+)
+
 SPEC = EnvSpec(
     name="alfworld",
     summary="Household tasks in ALFWorld's text world (generated games; real ones with its data).",
     requires="the alfworld extra (pip install 'agentgym[alfworld]'); ALFWORLD_DATA for real games",
     instruction=INSTRUCTION,
     max_rounds=MAX_ROUNDS,
-    wire="alfworld",
+    wire=WIRE,
     default_port=36002,  # AgentGym's example scripts serve alfworld on 36002
     load=_load,
     missing=_missing,

@@ -1,7 +1,8 @@
 """BabyAI as a text environment: AgentGym's 40 minigrid levels, our text, minigrid's bot as expert.
 
-``levels`` says which task an item is, ``session`` plays it, ``text`` renders the grid and
-``expert`` advises. ``SPEC`` serves AgentGym's levels, ``PUT_NEXT_SPEC`` one fully observed room.
+``levels`` says which task an item is, ``environment`` opens sessions, ``session`` plays it
+(``agentgym_session`` in AgentGym's words), ``text`` renders the grid and ``expert`` advises.
+``SPEC`` serves AgentGym's levels, ``PUT_NEXT_SPEC`` one fully observed room.
 Importing this package imports no simulator: minigrid is imported when a level is first built.
 """
 
@@ -10,9 +11,10 @@ from __future__ import annotations
 import importlib.util
 from typing import Any
 
+from agentcli.envs.babyai.environment import BabyAIEnvironment
 from agentcli.envs.babyai.levels import AGENTGYM_LEVELS, PUT_NEXT_ROOM, Variant
-from agentcli.envs.babyai.session import BabyAIEnvironment
 from agentcli.envs.base import EnvSpec
+from agentcli.envs.wire.format import DEFAULT_WIRE
 from agentcli.errors import EnvUnavailableError
 
 INSTRUCTION = """\
@@ -63,7 +65,7 @@ def _spec(variant: Variant, **fields: Any) -> EnvSpec:
         name=variant.name,
         requires="the minigrid package (installed with agentgym)",
         max_rounds=20,
-        wire="babyai",
+        wire=DEFAULT_WIRE,  # AgentGym's babyai server speaks the common shape
         load=load,
         missing=_missing,
         probe_action="turn left",

@@ -1,4 +1,4 @@
-"""A BabyAI episode played in text: the environment (splits, privileged state) and its sessions.
+"""A BabyAI episode played in text, in our words (``environment`` opens these sessions).
 
 The agent reads our rendering of its 7x7 view (``text``) and acts with AgentGym's action forms;
 "go to", "pick up" and the door actions run as several primitive minigrid steps. The expert is
@@ -10,10 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from agentcli.envs.babyai.expert import BotExpert
-from agentcli.envs.babyai.levels import AGENTGYM_LEVELS, Variant, generate, new_level
+from agentcli.envs.babyai.levels import Variant, generate, new_level
 from agentcli.envs.babyai.text import (
     View,
-    describe_layout,
     facing_cell,
     mission_objects,
     object_name,
@@ -22,30 +21,7 @@ from agentcli.envs.babyai.text import (
     read_view,
     relative_position,
 )
-from agentcli.envs.base import PromptStyle, Transition
-
-
-class BabyAIEnvironment:
-    def __init__(self, variant: Variant) -> None:
-        self._variant = variant
-
-    def splits(self) -> dict[str, list[int]]:
-        return {name: list(items) for name, items in self._variant.splits.items()}
-
-    def open_session(self, style: PromptStyle = "agentgym") -> BabyAISession:
-        """A session worded as ``style`` says: AgentGym's levels in AgentGym's server's words
-        (``agentgym_session``) or ours; the PutNext room has only ours."""
-        if style == "agentgym" and self._variant is AGENTGYM_LEVELS:
-            from agentcli.envs.babyai.agentgym_session import AgentGymSession
-
-            return AgentGymSession(self._variant)
-        return BabyAISession(self._variant)
-
-    def privileged_state(self, index: int) -> str:
-        level, seed = self._variant.level_of(index)
-        env = new_level(level)
-        generate(env, seed)
-        return describe_layout(env, f"{level}, seed {seed}")
+from agentcli.envs.base import Transition
 
 
 class BabyAISession:

@@ -4,7 +4,7 @@
 else ``generate``'s), ``goals`` builds its synthetic goals in AgentGym's order, ``search``
 ranks as its Lucene index does, ``pages`` renders, ``reward`` scores a purchase, ``session``
 steps and ``expert`` advises. Importing this package imports none of the search libraries.
-The wire variant (``env_idx``, ``session_id``, ``state``) is in ``protocol.WIRE_FORMATS``.
+``WIRE`` is AgentGym's webshop server's (``env_idx``, ``session_id``, ``state``).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import Any
 
 from agentcli.envs.base import EnvSpec
 from agentcli.envs.webshop.reward import noun_tagger, stand_in_note
+from agentcli.envs.wire.format import ResetRequest, WireFormat
 
 INSTRUCTION = """\
 You are shopping on a web store for a customer. Each turn you see the current page and the \
@@ -56,6 +57,19 @@ def state(session: Any) -> dict[str, str]:
     return session.state()
 
 
+WIRE = WireFormat(
+    reset_fields=("state",),  # our server answers [state, null], as AgentGym's does
+    step_fields=("state", "reward", "done", "info"),
+    reset_request=ResetRequest,
+    # WebShop's reward is the purchase's match score; a perfect match is its success.
+    infer_success=lambda body: float(body.get("reward") or 0) >= 1.0,
+    id_field="env_idx",
+    index_field="session_id",
+    observation_field="state",
+    any_503_is_busy=True,
+    observe_after_reset=True,
+)
+
 SPEC = EnvSpec(
     name="webshop",
     summary="Buy a product matching a request on a simulated web store (WebShop pages, reward).",
@@ -63,7 +77,7 @@ SPEC = EnvSpec(
     " goals); spaCy's English model for WebShop's reward (make install adds it)",
     instruction=INSTRUCTION,
     max_rounds=20,
-    wire="webshop",
+    wire=WIRE,
     default_port=36001,
     load=_load,
     note=_note,

@@ -8,13 +8,10 @@ itself: the product, the attributes and options asked for, the price bound.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from agentcli.envs.webshop import pages
+from agentcli.envs.webshop.browser import Browser
 from agentcli.envs.webshop.goals import NO_PRICE_BOUND, Goal
-
-if TYPE_CHECKING:
-    from agentcli.envs.webshop.session import Browser
 
 
 def _query(text: str) -> str:

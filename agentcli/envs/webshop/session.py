@@ -17,12 +17,12 @@ from __future__ import annotations
 import os
 import random
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agentcli.envs.base import PromptStyle, Transition
 from agentcli.envs.webshop import expert, pages, webpage
+from agentcli.envs.webshop.browser import Browser
 from agentcli.envs.webshop.catalog import (
     HUMAN_FILE,
     Product,
@@ -83,25 +83,6 @@ class WebShopEnvironment:
 
     def privileged_state(self, index: int) -> str:
         return expert.privileged_state(self.goal(index))
-
-
-@dataclass
-class Browser:
-    """Where a session is: the page shown and what led there."""
-
-    goal: Goal
-    kind: str = "search"  # search, results, item, sub, done
-    page: pages.Page = field(init=False)
-    keywords: str | None = None
-    results: list[Product] = field(default_factory=list)
-    page_number: int = 1
-    product: Product | None = None
-    options: dict[str, str] = field(default_factory=dict)
-    sub_page: str | None = None  # which one, on a sub-page
-    score: float | None = None  # the purchase's reward, on the thank-you page
-
-    def __post_init__(self) -> None:
-        self.page = pages.search_page(self.goal.text)
 
 
 class WebShopSession:

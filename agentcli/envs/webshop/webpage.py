@@ -13,14 +13,12 @@ from __future__ import annotations
 import functools
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import quote_plus
 
 from agentcli.envs.webshop import pages
+from agentcli.envs.webshop.browser import Browser
 from agentcli.envs.webshop.catalog import Product
-
-if TYPE_CHECKING:
-    from agentcli.envs.webshop.session import Browser
 
 BASE_URL = "http://127.0.0.1:3000"
 TEMPLATES = Path(__file__).parent / "templates"

@@ -23,16 +23,16 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from agentcli.common import no_progress_bars
 from agentcli.conversation import chat_dicts, cut_after_action, holds_action_line
-from agentcli.data.records import ChatMessage
 from agentcli.errors import ModelUnavailableError, UsageError
 from agentcli.policy.base import Reply
 from agentcli.policy.local.batcher import Batcher
 from agentcli.policy.local.kv_cache import KeptCaches
+from agentcli.records import ChatMessage
 
 if TYPE_CHECKING:
     import torch
 
-    from agentcli.envs.client import RemoteSession
+    from agentcli.envs.wire.client import RemoteSession
     from agentcli.policy.decode import Decoded
 
 Device = Literal["auto", "cpu", "cuda"]

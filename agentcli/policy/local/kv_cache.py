@@ -24,7 +24,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from agentcli.policy import compat
+from agentcli import compat
 
 if TYPE_CHECKING:
     import torch

@@ -1,6 +1,6 @@
 """A batch's replies from transformers' own ``model.generate``: the reference that our decode
 loop (``agentcli.policy.decode``) must match, and a fallback should a transformers release
-break what that loop relies on (``agentcli.policy.compat``).
+break what that loop relies on (``agentcli.compat``).
 
 No cache is kept between turns: each batch is encoded whole. The stopping rule is the loop's
 (the end token, or ``ends_turn``), and so is the sampling: plain temperature, no top-k or

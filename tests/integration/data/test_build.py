@@ -12,15 +12,15 @@ import yaml
 from agentcli.conversation import StudentView, episode_conversation, episode_style, turn_text
 from agentcli.data.build import BuildDataConfig, build_data, is_held_out
 from agentcli.data.jsonl import read_records, write_records
-from agentcli.data.records import (
+from agentcli.errors import UsageError
+from agentcli.policy.oracle import OraclePolicy
+from agentcli.records import (
     ChatRecord,
     Correction,
     Episode,
     PreferenceRecord,
 )
-from agentcli.errors import UsageError
-from agentcli.iterate.run_layout import RunLayout
-from agentcli.policy.oracle import OraclePolicy
+from agentcli.run_layout import RunLayout
 from tests.support.cli import agentgym
 from tests.support.random_policy import rollout
 from tests.support.runs import corrected_run

@@ -10,11 +10,11 @@ from collections import Counter
 import httpx
 import pytest
 
-from agentcli.data.records import Episode
 from agentcli.envs.alfworld import translations
 from agentcli.envs.alfworld.generation import TASK_TYPES
-from agentcli.envs.launcher import env_servers
 from agentcli.envs.registry import get_spec
+from agentcli.envs.wire.launcher import env_servers
+from agentcli.records import Episode
 from tests.support.cli import agentgym
 from tests.support.processes import outputs_under_hash_seeds
 from tests.support.servers import running_server

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from agentcli.envs.data.make_sciworld_tasks import task_table_from_simulator
-from agentcli.envs.sciworld import SPEC, TASKS_FILE, _LaunchOptions, task_table
+from agentcli.envs.sciworld import SPEC
+from agentcli.envs.sciworld.session import TASKS_FILE, _LaunchOptions, task_table
 from agentcli.errors import TaskNotFoundError, UsageError
 
 MISSING = SPEC.missing()

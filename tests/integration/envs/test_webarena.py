@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from agentcli.envs.client import EnvClient
+from agentcli.envs.wire.client import EnvClient
 from agentcli.errors import EnvServerError
 from tests.support.cli import agentgym
 from tests.support.openai_server import openai_server

@@ -18,7 +18,7 @@ import pytest
 
 from agentcli.common import free_port, wait_until_answering
 from agentcli.data.jsonl import read_records
-from agentcli.data.records import Episode
+from agentcli.records import Episode
 from tests.support.cli import agentgym
 from tests.support.docs import ROOT, bash_blocks, failure_text, run_block
 from tests.support.processes import outputs_under_hash_seeds

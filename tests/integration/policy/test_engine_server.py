@@ -15,10 +15,10 @@ import httpx
 import pytest
 
 from agentcli.data.jsonl import read_records, write_records
-from agentcli.data.records import Episode
 from agentcli.errors import EngineServerError, UsageError
 from agentcli.policy import PolicyConfig
 from agentcli.policy.engine_server import serve_engine
+from agentcli.records import Episode
 from agentcli.teacher import TeacherConfig
 from agentcli.teacher.stages import AnnotateConfig, annotate
 from tests.support.cli import agentgym

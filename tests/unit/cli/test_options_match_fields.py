@@ -25,7 +25,7 @@ from agentcli.config import field_at, strip_optional
 CONFIG_PARAMETERS = {"config", "print_config", "overrides"}
 # Commands with --print-config whose options are declared by hand, and why.
 HAND_DECLARED = {
-    # ServeConfig lives beside the FastAPI app (agentcli/envs/server.py): deriving the options
+    # ServeConfig lives beside the FastAPI app (agentcli/envs/wire/server.py): deriving the options
     # from it would import fastapi whenever the CLI starts.
     "env serve": "ServeConfig",
     # Its options choose which iterations and seeds run, not fields of IterateConfig.

@@ -9,9 +9,9 @@ import pytest
 
 from agentcli.data.build import BuildDataConfig, training_set
 from agentcli.data.jsonl import write_records
-from agentcli.data.records import Episode, Step
 from agentcli.errors import UsageError
-from agentcli.iterate.run_layout import RunLayout
+from agentcli.records import Episode, Step
+from agentcli.run_layout import RunLayout
 
 
 def _demo(index: int, *steps: str) -> Episode:

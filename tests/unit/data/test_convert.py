@@ -16,8 +16,8 @@ from agentcli.data.agentgym import agentgym_text, read_agentgym
 from agentcli.data.convert import convert, detect_format
 from agentcli.data.jsonl import read_records
 from agentcli.data.leap import read_leap
-from agentcli.data.records import Episode, Step
 from agentcli.errors import UsageError
+from agentcli.records import Episode, Step
 
 FIXTURES = Path(__file__).parents[2] / "fixtures"
 AGENTGYM = FIXTURES / "agentgym_textcraft.json"
@@ -91,9 +91,10 @@ def test_episodes_write_as_agentgym_trains_on_them():
 def test_textcraft_records_take_our_id_of_the_goal_they_state(tmp_path):
     """AgentGym numbers textcraft goals in its machine's directory listing order; the goal a
     record's first observation states is the same everywhere. Writing back restores its id."""
-    from agentcli.envs.textcraft import goal_index
+    from agentcli.envs.registry import SPECS
+    from agentcli.envs.textcraft.session import goal_index
 
-    episodes = read_agentgym(AGENTGYM, goal_index)
+    episodes = read_agentgym(AGENTGYM, SPECS.get)
     # stick, oak sign, bowl; the last record holds no conversation, so no goal
     assert [e.item_id for e in episodes] == [
         "textcraft_103",
@@ -102,10 +103,24 @@ def test_textcraft_records_take_our_id_of_the_goal_they_state(tmp_path):
         "textcraft_31",
     ]
     assert agentgym_text(episodes) == AGENTGYM.read_text(encoding="utf-8")
-    convert(AGENTGYM, tmp_path / "episodes.jsonl", "episodes", goal_index=goal_index)
+    convert(AGENTGYM, tmp_path / "episodes.jsonl", "episodes", env_facts=SPECS.get)
     assert read_records(tmp_path / "episodes.jsonl", Episode)[0].item_id == "textcraft_103"
     convert(tmp_path / "episodes.jsonl", tmp_path / "back.json", "agentgym")
     assert (tmp_path / "back.json").read_bytes() == AGENTGYM.read_bytes()
+
+
+def test_a_record_without_success_succeeds_at_its_envs_full_score(tmp_path):
+    """sciworld scores 0-100: its spec says so, and the reader is handed the specs."""
+    from agentcli.envs.registry import SPECS
+
+    source = tmp_path / "sciworld.json"
+    turns = [{"from": "human", "loss": None, "value": "Do the task."}]
+    records = [
+        {"item_id": "sciworld_3", "conversations": turns, "reward": reward} for reward in (100, 1)
+    ]
+    source.write_text(json.dumps(records, indent=4, ensure_ascii=False), encoding="utf-8")
+    assert [e.success for e in read_agentgym(source, SPECS.get)] == [True, False]
+    assert [e.success for e in read_agentgym(source)] == [True, True]  # AgentGym's reward == 1
 
 
 def test_other_json_layouts_round_trip_too(tmp_path):

@@ -8,8 +8,8 @@ import pytest
 
 from agentcli.common import write_atomic
 from agentcli.data.jsonl import append_records, done_ids, read_records, repair_tail, write_records
-from agentcli.data.records import Episode, PrivilegedState, Step
 from agentcli.errors import UsageError
+from agentcli.records import Episode, PrivilegedState, Step
 
 
 def _states(*indices: int) -> list[PrivilegedState]:

@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from agentcli.data.records import (
+from agentcli.errors import UsageError
+from agentcli.records import (
     ChatMessage,
     Episode,
     PreferenceRecord,
     item_id,
     parse_item_id,
 )
-from agentcli.errors import UsageError
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,6 @@ from agentcli.envs import alfworld
 from agentcli.envs.alfworld import BUILTIN_FIRST_INDEX, SPEC, AlfworldSession, GameCatalog
 from agentcli.envs.alfworld.games import GENERATED_SPLITS
 from agentcli.envs.alfworld.generation import TASK_TYPES
-from agentcli.envs.protocol import WIRE_FORMATS
 from agentcli.errors import EnvUnavailableError, TaskNotFoundError, UsageError
 
 pytestmark = [
@@ -66,7 +65,7 @@ def test_expert_wins_every_shipped_game(environment, index):
         start = session.reset(index)
         assert "Your task is to: " in start.observation
         assert not start.observation.startswith("-=")  # the banner is cut, as AgentGym does
-        assert set(WIRE_FORMATS["alfworld"].reset_fields) <= {
+        assert set(SPEC.wire.reset_fields) <= {
             "id",
             "observation",
             "available_actions",

@@ -9,7 +9,7 @@ import pytest
 
 from agentcli.envs.babyai import SPEC
 from agentcli.envs.babyai.levels import AGENTGYM_LEVELS, LEVELS
-from agentcli.envs.protocol import WIRE_FORMATS
+from agentcli.envs.wire.format import DEFAULT_WIRE
 from agentcli.errors import TaskNotFoundError
 
 # Seed 0 of 20 levels: every kind of mission (go to, open, pick up, put next, unlock, sequences,
@@ -88,7 +88,7 @@ def test_every_level_is_registered_by_minigrid(environment):
 
 
 def test_spec_matches_its_wire_format_and_needs_nothing_more():
-    assert SPEC.wire in WIRE_FORMATS and SPEC.max_rounds == 20
+    assert SPEC.wire is DEFAULT_WIRE and SPEC.max_rounds == 20
     assert SPEC.missing() is None
     assert "Thought:" in SPEC.instruction and "toggle and go through" in SPEC.instruction
 

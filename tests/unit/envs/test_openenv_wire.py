@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from fastapi.routing import APIRoute, APIWebSocketRoute
 
-from agentcli.envs.openenv_wire import OpenEnvReset
 from agentcli.envs.registry import BUILT_IN
-from agentcli.envs.server import create_app
+from agentcli.envs.wire.openenv import OpenEnvReset
+from agentcli.envs.wire.server import create_app
 from agentcli.errors import UsageError
 
 

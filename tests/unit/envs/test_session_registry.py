@@ -8,9 +8,14 @@ import time
 
 import pytest
 
-from agentcli.envs.server import ServeConfig
-from agentcli.envs.sessions import EVICTABLE_AFTER_S, HTTPError, SessionRegistry
 from agentcli.envs.textcraft import SPEC
+from agentcli.envs.wire.server import ServeConfig
+from agentcli.envs.wire.sessions import (
+    EVICTABLE_AFTER_S,
+    HTTPError,
+    SessionLimits,
+    SessionRegistry,
+)
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +29,7 @@ def _unused_for(registry: SessionRegistry, session_id: int, seconds: float) -> N
 
 def test_without_idle_timeout_a_session_unused_for_hours_stays(environment):
     async def scenario() -> int:
-        registry = SessionRegistry(environment, ServeConfig(env="textcraft"))
+        registry = SessionRegistry(environment, ServeConfig(env="textcraft").session_limits())
         session_id, _ = await registry.open()
         _unused_for(registry, session_id, 6 * 3600)
         reaped = await registry.reap_idle()
@@ -36,7 +41,7 @@ def test_without_idle_timeout_a_session_unused_for_hours_stays(environment):
 
 def test_with_idle_timeout_an_unused_session_is_reaped(environment):
     async def scenario() -> tuple[int, int]:
-        registry = SessionRegistry(environment, ServeConfig(env="textcraft", idle_timeout_s=60))
+        registry = SessionRegistry(environment, SessionLimits(max_sessions=256, idle_timeout_s=60))
         old, _ = await registry.open()
         await registry.open()
         _unused_for(registry, old, 61)
@@ -47,7 +52,7 @@ def test_with_idle_timeout_an_unused_session_is_reaped(environment):
 
 def test_a_full_server_closes_its_longest_unused_session_to_make_room(environment):
     async def scenario() -> tuple[list[int], int]:
-        registry = SessionRegistry(environment, ServeConfig(env="textcraft", max_sessions=3))
+        registry = SessionRegistry(environment, SessionLimits(max_sessions=3))
         ids = [(await registry.open())[0] for _ in range(3)]
         _unused_for(registry, ids[0], EVICTABLE_AFTER_S + 10)
         _unused_for(registry, ids[1], EVICTABLE_AFTER_S + 20)  # the longest unused
@@ -62,7 +67,7 @@ def test_a_full_server_closes_its_longest_unused_session_to_make_room(environmen
 
 def test_a_full_server_of_recently_used_sessions_answers_503(environment):
     async def scenario() -> None:
-        registry = SessionRegistry(environment, ServeConfig(env="textcraft", max_sessions=2))
+        registry = SessionRegistry(environment, SessionLimits(max_sessions=2))
         first, _ = await registry.open()
         await registry.open()
         _unused_for(registry, first, EVICTABLE_AFTER_S - 10)
@@ -76,7 +81,7 @@ def test_a_full_server_of_recently_used_sessions_answers_503(environment):
 
 def test_a_session_in_a_long_call_is_neither_reaped_nor_evicted(environment):
     async def scenario() -> tuple[int, int]:
-        settings = ServeConfig(env="textcraft", idle_timeout_s=1, max_sessions=1)
+        settings = SessionLimits(max_sessions=1, idle_timeout_s=1)
         registry = SessionRegistry(environment, settings)
         session_id, slot = await registry.open()
         async with slot.lock:  # as a reset that runs longer than the timeout holds it

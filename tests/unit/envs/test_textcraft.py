@@ -6,7 +6,8 @@ from collections import Counter
 
 import pytest
 
-from agentcli.envs.textcraft import SPEC, CraftingPlanner
+from agentcli.envs.textcraft import SPEC
+from agentcli.envs.textcraft.session import CraftingPlanner
 from agentcli.errors import TaskNotFoundError
 
 

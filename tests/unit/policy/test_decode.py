@@ -6,7 +6,7 @@ import pytest
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from agentcli.policy import compat
+from agentcli import compat
 from agentcli.policy.decode import DECODE_ATTENTION, decode, use_decode_attention
 
 MAX_NEW_TOKENS = 12

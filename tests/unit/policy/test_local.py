@@ -10,11 +10,11 @@ import pytest
 import torch
 
 from agentcli.conversation import Opening, StudentView, cut_after_action, student_messages
-from agentcli.data.records import ChatMessage, Step
 from agentcli.errors import ModelUnavailableError
 from agentcli.policy import decode
 from agentcli.policy.local import LocalModelPolicy, batcher
 from agentcli.policy.local.kv_cache import common_prefix_length, encodes_apart_after_added_tokens
+from agentcli.records import ChatMessage, Step
 
 MAX_NEW_TOKENS = 16
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from agentcli.data.records import Episode, Step
 from agentcli.envs.registry import SPECS
+from agentcli.records import Episode, Step
 from agentcli.teacher.llm import AnnotationReply, CorrectionReply, StateReply, stage_prompt
 from agentcli.teacher.prompts import PROMPTS_DIR, render
 

@@ -7,7 +7,7 @@ import openai
 import pytest
 from pydantic import ValidationError
 
-from agentcli.data.records import Step
+from agentcli.records import Step
 from agentcli.teacher.llm import CorrectionReply, _check_corrections
 from agentcli.teacher.llm_client import BACKOFF_CAP_S, _backoff, describe_problem, parse_reply
 

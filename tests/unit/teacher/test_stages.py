@@ -9,9 +9,9 @@ import pytest
 
 from agentcli.config import resolve_config
 from agentcli.data.jsonl import read_records, write_records
-from agentcli.data.records import Episode, PrivilegedState, Step
 from agentcli.errors import ConfigError, FatalRunError, ModelEndpointError
-from agentcli.iterate.run_layout import RunLayout
+from agentcli.records import Episode, PrivilegedState, Step
+from agentcli.run_layout import RunLayout
 from agentcli.teacher.stages import (
     AnnotateConfig,
     CorrectConfig,

@@ -10,8 +10,8 @@ from typer.testing import CliRunner
 from agentcli.cli.main import app
 from agentcli.config import dump_config
 from agentcli.conversation import StudentView
-from agentcli.data.records import Episode, Step
 from agentcli.errors import UsageError
+from agentcli.records import Episode, Step
 from agentcli.train.config import TrainConfig
 from agentcli.train.grpo import (
     group_rewards,

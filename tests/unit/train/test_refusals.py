@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from agentcli.data.records import ChatMessage, ChatRecord
 from agentcli.errors import DataFormatError, UsageError
+from agentcli.records import ChatMessage, ChatRecord
 from agentcli.train.config import TrainConfig
 from agentcli.train.launch import check_before_start
 from agentcli.train.tokenize import tokenize_records

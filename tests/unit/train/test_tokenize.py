@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from agentcli.conversation import ACKNOWLEDGEMENT
-from agentcli.data.records import ChatMessage, ChatRecord
 from agentcli.errors import DataFormatError
 from agentcli.models import SMOLLM2_SYSTEM, chatml_template
+from agentcli.records import ChatMessage, ChatRecord
 from agentcli.train.tokenize import tokenize_conversation, tokenize_records
 
 # Llama-3's shape, unlike ChatML: a bos token, a default system prompt, role headers as their

@@ -9,11 +9,11 @@ import re
 import pytest
 
 from agentcli.data.jsonl import write_records
-from agentcli.data.records import PrivilegedState
 from agentcli.errors import UsageError
 from agentcli.evaluate import compute_metrics, write_metrics
-from agentcli.iterate.run_layout import RunLayout
 from agentcli.iterate.runner import Manifest
+from agentcli.records import PrivilegedState
+from agentcli.run_layout import RunLayout
 from agentcli.view.index import Filters
 from agentcli.view.pages import PAGE_SIZE, View, filters_from, task_line
 from agentcli.view.source import open_source

@@ -44,13 +44,13 @@ def server_process(
     environ: dict[str, str] | None = None,
     ready_timeout_s: float = READY_TIMEOUT_S,
 ) -> Iterator[tuple[str, subprocess.Popen]]:
-    """``python -m agentcli.envs.serve ENV`` (the server `agentgym env serve ENV` runs) in a child
-    process on a free loopback port; ``args`` are more of its options (``--max-sessions 8``).
+    """``python -m agentcli.envs.wire.serve ENV`` (the server `agentgym env serve ENV` runs) in a
+    child process on a free loopback port; ``args`` are more of its options (``--max-sessions 8``).
 
     Yields the base URL and the process; stops the server (SIGINT, then kill) on exit.
     """
     port = port or free_port()
-    command = [sys.executable, "-m", "agentcli.envs.serve", env, "--port", str(port)]
+    command = [sys.executable, "-m", "agentcli.envs.wire.serve", env, "--port", str(port)]
     with open(log or os.devnull, "w") as out:
         process = subprocess.Popen(
             [*command, *args],

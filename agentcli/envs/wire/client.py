@@ -24,8 +24,9 @@ from typing import Any
 import httpx
 
 from agentcli.envs.base import PromptStyle, Transition
-from agentcli.envs.protocol import WIRE_FORMATS, WireFormat, transition_from_payload
 from agentcli.envs.registry import get_spec
+from agentcli.envs.wire.format import WireFormat
+from agentcli.envs.wire.protocol import transition_from_payload
 from agentcli.errors import (
     AgentGymError,
     EnvServerError,
@@ -77,7 +78,7 @@ class EnvClient:
         self.base_url = base_url.rstrip("/")
         self.env = env
         self.style = style  # sent with POST /create: how babyai's server words a session
-        self.wire: WireFormat = WIRE_FORMATS[get_spec(env).wire]
+        self.wire: WireFormat = get_spec(env).wire
         self.retries = retries
         self.backoff_s = backoff_s
         self.boot_id: str | None = None

@@ -7,8 +7,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentcli.envs.client import EnvClient, RemoteSession
 from agentcli.envs.registry import get_spec
+from agentcli.envs.wire.client import EnvClient, RemoteSession
 from agentcli.errors import EnvServerError
 
 

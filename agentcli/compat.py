@@ -1,14 +1,18 @@
-"""The transformers internals that our decoding relies on, each named once, behind a function.
+"""The transformers and TRL internals we rely on, each named once, behind a function.
 
-The local policy keeps attention caches from one turn to the next (``local.kv_cache``) and
-decodes with a loop of its own (``decode``); both reach below transformers' documented
-surface: into cache layers and their tensors, the forward's ``cache`` argument, how a 4D mask
-is taken, and the registry of attention functions. All of that goes through here, so that a
-transformers release that changes one of them breaks one function, and
-tests/unit/policy/test_compat.py, which holds a contract test per function, says which.
-What stays outside is the public API: tokenizers, ``from_pretrained``, configs, ``generate``.
+The local policy keeps attention caches from one turn to the next (``policy.local.kv_cache``)
+and decodes with a loop of its own (``policy.decode``); training computes the prefix a batch
+shares once (``train.shared_prefix``), logs TRL's metrics from a loss of its own
+(``train.sft``) and resumes grpo in its epoch's order (``train.grpo_trainer``). All of them
+reach below the documented surface: into cache layers and their tensors, the forward's
+``cache`` argument, how a 4D mask is taken, the registry of attention functions, and a
+trainer's metrics, token count, collator and sampler. All of that goes through here, so that a
+release that changes one of them breaks one function, and tests/unit/test_compat.py, which
+holds a contract test per function, says which. What stays outside is the public API:
+tokenizers, ``from_pretrained``, configs, ``generate``, a trainer's constructor and ``train``.
 
-Imports of transformers stay inside the functions: importing the policy imports no torch.
+A leaf below policy/ and train/, which both use it (train/ never imports policy/). Imports of
+transformers stay inside the functions: importing the policy imports no torch.
 """
 
 from __future__ import annotations
@@ -71,7 +75,15 @@ def growing_cache(config: Any = None, holding: KeysValues | None = None) -> Any:
 
     if holding is None:
         return DynamicCache(config=config)
-    return DynamicCache(ddp_cache_data=holding)
+    return DynamicCache(ddp_cache_data=holding, config=config)
+
+
+def unusual_layers(cache: Any) -> set[str]:
+    """The kinds of the cache's layers that are not plain full-attention ones (sliding window,
+    chunked, linear attention…), by class name; empty when all of them are."""
+    from transformers.cache_utils import DynamicLayer
+
+    return {type(layer).__name__ for layer in cache.layers if type(layer) is not DynamicLayer}
 
 
 # --- the forward -------------------------------------------------------------------------------
@@ -82,6 +94,12 @@ def last_logits(model: Any, cache: Any, **inputs: Any) -> torch.Tensor:
     ``inputs`` (``input_ids``, ``attention_mask``, ``position_ids``) that appends the new keys
     and values to ``cache``; the other positions' logits are not computed."""
     return model(**inputs, cache=cache, logits_to_keep=1).logits[:, -1]
+
+
+def forward_into(model: Any, cache: Any, **inputs: Any) -> Any:
+    """The model's output for ``inputs`` (``logits_to_keep`` among them), the new keys and
+    values appended to ``cache``."""
+    return model(**inputs, cache=cache, use_cache=True)
 
 
 def prepared_mask(visible: torch.Tensor) -> torch.Tensor:
@@ -122,3 +140,48 @@ def sdpa_attention(
     from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
     return sdpa_attention_forward(module, query, key, value, attention_mask, **kwargs)
+
+
+# --- TRL's trainers ----------------------------------------------------------------------------
+
+
+def trainer_metrics(trainer: Any, mode: str) -> dict[str, list[float]]:
+    """What the trainer logs at its next log for ``mode`` (``"train"``, ``"eval"``): metric
+    name → the values of the steps since, which it averages (TRL's ``_metrics``)."""
+    return trainer._metrics[mode]
+
+
+def add_trained_tokens(trainer: Any, tokens: int) -> int:
+    """Add ``tokens`` to the input tokens the trainer has counted (TRL's
+    ``_total_train_tokens``, which it logs as ``num_tokens``); the new total."""
+    trainer._total_train_tokens += tokens
+    return trainer._total_train_tokens
+
+
+def wrap_collator(trainer: Any, wrap: Callable[[Any], Any]) -> None:
+    """Have the built trainer's batches go through ``wrap(collator)``, around the collator
+    the trainer chose for itself (which its constructor alone knows how to build)."""
+    trainer.data_collator = wrap(trainer.data_collator)
+
+
+def with_train_sampler(trainer_class: type, wrap: Callable[[Any], Any]) -> type:
+    """``trainer_class`` drawing its training batches through ``wrap(sampler)``, around the
+    sampler it builds for itself (transformers' ``Trainer._get_train_sampler``)."""
+
+    class WithTrainSampler(trainer_class):
+        def _get_train_sampler(self, dataset: Any = None) -> Any:
+            return wrap(super()._get_train_sampler(dataset))
+
+    return WithTrainSampler
+
+
+def rewind_repeat_sampler(sampler: Any, draws: int) -> None:
+    """Have TRL's ``RepeatSampler`` give, on its next pass, the order its seed's draw number
+    ``draws`` (from 0) gives, whichever draws it made before (its ``shuffle``, ``generator``,
+    ``seed`` and ``num_samples``); an unshuffled one keeps its order."""
+    import torch
+
+    if sampler.shuffle:
+        sampler.generator.manual_seed(sampler.seed)
+        for _ in range(draws):  # the draws before
+            torch.randperm(sampler.num_samples, generator=sampler.generator)

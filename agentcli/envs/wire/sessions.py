@@ -13,18 +13,24 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from agentcli.envs.base import Environment, PromptStyle, Session, Transition
-
-if TYPE_CHECKING:
-    from agentcli.envs.server import ServeConfig
 
 log = logging.getLogger("agentgym.server")
 T = TypeVar("T")
 # A full server closes its longest-unused session to make room once it has been unused this
 # long (or --idle-timeout, when given): an episode waits far less between steps.
 EVICTABLE_AFTER_S = 300.0
+
+
+@dataclass(frozen=True)
+class SessionLimits:
+    """What bounds a server's sessions (``agentgym env serve``'s --max-sessions and
+    --idle-timeout)."""
+
+    max_sessions: int
+    idle_timeout_s: float | None = None  # None: never reaped, only closed to make room
 
 
 class HTTPError(Exception):
@@ -59,9 +65,9 @@ class Slot:
 class SessionRegistry:
     """Live sessions by id, with a cap and idle reaping."""
 
-    def __init__(self, environment: Environment, settings: ServeConfig) -> None:
+    def __init__(self, environment: Environment, limits: SessionLimits) -> None:
         self.environment = environment
-        self.settings = settings
+        self.limits = limits
         self._slots: dict[int, Slot] = {}
         self._ids = itertools.count()
 
@@ -69,11 +75,11 @@ class SessionRegistry:
         return len(self._slots)
 
     async def open(self, style: PromptStyle | None = None) -> tuple[int, Slot]:
-        while len(self._slots) >= self.settings.max_sessions:
+        while len(self._slots) >= self.limits.max_sessions:
             if not await self._make_room():
                 raise HTTPError(
                     503,
-                    f"session limit reached ({self.settings.max_sessions} live sessions, all"
+                    f"session limit reached ({self.limits.max_sessions} live sessions, all"
                     " in use); close unused sessions or restart the server with a larger"
                     " --max-sessions",
                     retry_after_s=1,
@@ -107,7 +113,7 @@ class SessionRegistry:
     async def _make_room(self) -> bool:
         """Close the longest-unused session if it has been unused long enough and is not
         in the middle of a call; False when none may go."""
-        unused_for = self.settings.idle_timeout_s or EVICTABLE_AFTER_S
+        unused_for = self.limits.idle_timeout_s or EVICTABLE_AFTER_S
         idle = self._unused_for(unused_for)
         if not idle:
             return False
@@ -133,12 +139,12 @@ class SessionRegistry:
 
     async def reap_idle(self) -> int:
         """Close every session unused for ``--idle-timeout`` (none when it is not set)."""
-        if self.settings.idle_timeout_s is None:
+        if self.limits.idle_timeout_s is None:
             return 0
-        idle = self._unused_for(self.settings.idle_timeout_s)
+        idle = self._unused_for(self.limits.idle_timeout_s)
         for session_id in idle:
             log.info(
-                "closing session %s: idle for over %.0f s", session_id, self.settings.idle_timeout_s
+                "closing session %s: idle for over %.0f s", session_id, self.limits.idle_timeout_s
             )
             with contextlib.suppress(HTTPError):
                 await self.close(session_id)

@@ -22,7 +22,7 @@ from functools import cached_property
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
-from agentcli.envs.base import EnvSpec, PromptStyle, Transition
+from agentcli.envs.base import PromptStyle, Transition
 from agentcli.errors import TaskNotFoundError
 
 if TYPE_CHECKING:
@@ -32,22 +32,6 @@ if TYPE_CHECKING:
 MIN_GOAL_DEPTH = 1
 MAX_DISTRACTORS = 10
 TEST_EVERY = 5  # goal positions 0, 5, 10, ... form the test split
-
-INSTRUCTION = """\
-You are crafting items in a text version of Minecraft. Each task lists some crafting \
-commands (some of them are not needed) and a goal item.
-
-You can act in three ways:
-- get <count> <item>: take a basic item, e.g. "get 2 oak log". Crafted items cannot be taken.
-- craft <count> <item> using <count> <ingredient>, <count> <ingredient>: use one listed \
-crafting command with exactly its quantities, e.g. "craft 4 oak planks using 1 oak log".
-- inventory: list what you hold.
-A command may name a generic ingredient such as "planks"; use a specific kind in its place, \
-e.g. "oak planks".
-
-Every turn, answer in this format and nothing else:
-Thought: <your reasoning>
-Action: <one action>"""
 
 
 def _item_name(item_id: str) -> str:
@@ -353,7 +337,7 @@ class TextCraftSession:
         self._game = None
 
 
-def _load() -> TextCraftEnvironment:
+def load() -> TextCraftEnvironment:
     return TextCraftEnvironment()
 
 
@@ -366,17 +350,3 @@ def goal_index(goal: str) -> int:
     """Our index of a textcraft goal (``TextCraftEnvironment.goal_index``), from one
     environment per process: loading takes about a second."""
     return _shared().goal_index(goal)
-
-
-SPEC = EnvSpec(
-    name="textcraft",
-    summary="Craft a Minecraft item from listed recipes (860 recipe files, 544 goals).",
-    requires="nothing beyond agentgym",
-    instruction=INSTRUCTION,
-    max_rounds=50,  # the longest expert plan (netherite block) takes 48 actions
-    wire="textcraft",
-    default_port=36008,
-    load=_load,
-    probe_action="inventory",
-    custom_task=TextCraftSession.reset_custom,
-)

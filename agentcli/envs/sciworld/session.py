@@ -28,13 +28,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentcli.envs.actions import explain_by_verb
-from agentcli.envs.base import EnvSpec, PromptStyle, Transition
+from agentcli.envs.base import PromptStyle, Transition
 from agentcli.errors import EnvUnavailableError, TaskNotFoundError, UsageError
 
 if TYPE_CHECKING:
     from scienceworld import ScienceWorldEnv
 
-TASKS_FILE = Path(__file__).parent / "data" / "sciworld_tasks.json"
+TASKS_FILE = Path(__file__).parents[1] / "data" / "sciworld_tasks.json"
 SPLITS = ("train", "dev", "test")
 # AgentGym loads tasks with the package default: no simplifications (doors start closed,
 # no teleporting), so the same item shows the same world here and there.
@@ -51,27 +51,6 @@ JVM_EXIT_TIMEOUT_S = 10
 # py4j thread). A constant identity hash makes both depend on the item alone. Without perf
 # data the JVM writes nothing to /tmp/hsperfdata_<user>.
 JVM_OPTIONS = "-XX:+UnlockExperimentalVMOptions -XX:hashCode=2 -XX:-UsePerfData"
-
-INSTRUCTION = """\
-You are doing a science task in ScienceWorld, a text simulation of a house and its \
-surroundings with objects, substances, living things and electrical parts. Each turn you \
-see what happened; answer with one action that moves you towards finishing the task.
-
-Actions (OBJ is a thing as the observations name it, LOC a place):
-- look around, look at OBJ, look in OBJ, read OBJ, inventory, task (repeat the task)
-- go to LOC, open OBJ, close OBJ
-- pick up OBJ, put down OBJ, move OBJ to OBJ
-- pour OBJ into OBJ, dunk OBJ into OBJ, mix OBJ, eat OBJ, flush OBJ
-- activate OBJ, deactivate OBJ, use OBJ, use OBJ on OBJ
-- connect OBJ to OBJ, disconnect OBJ
-- focus on OBJ: name the object the task is about. Do it only when sure: focusing on a \
-wrong object fails the task.
-- wait (10 time steps), wait1 (1 time step)
-When the answer is "Ambiguous request" with a numbered list, reply with the number alone.
-
-Every turn, answer in this format and nothing else:
-Thought: <your reasoning>
-Action: <one action>"""
 
 
 # The oracle teacher's reasons, by the verb of the gold action (first match wins).
@@ -397,17 +376,3 @@ def load_environment() -> SciWorldEnvironment:
     if reason:
         raise EnvUnavailableError(reason)
     return SciWorldEnvironment(task_table())
-
-
-SPEC = EnvSpec(
-    name="sciworld",
-    summary="ScienceWorld: elementary-science experiments in a simulated house (4,639 items).",
-    requires="Java 8+ on PATH and the scienceworld package (one JVM per session)",
-    instruction=INSTRUCTION,
-    max_rounds=30,  # AgentGym evaluates sciworld with --max_round 30
-    wire="sciworld",
-    default_port=36010,  # AgentGym's example scripts serve sciworld on 36010
-    load=load_environment,
-    missing=missing_requirement,
-    categories=task_category,
-)

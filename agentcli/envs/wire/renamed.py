@@ -14,7 +14,7 @@ import json
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
-from agentcli.envs.protocol import WireFormat
+from agentcli.envs.wire.format import WireFormat
 
 
 class RenamedWire:

@@ -1,11 +1,11 @@
 """Serve one environment: the entry point child processes run, without the CLI.
 
-    python -m agentcli.envs.serve textcraft --port 36008 [--host 127.0.0.1]
+    python -m agentcli.envs.wire.serve textcraft --port 36008 [--host 127.0.0.1]
         [--max-sessions 256] [--idle-timeout SECONDS]
 
 ``agentgym env serve`` and this entry point resolve the same ``ServeConfig`` (its defaults,
 ``AGENTGYM_*`` variables and ``.env`` below these options) and call the same
-``agentcli.envs.server.serve``. The launcher spawns this one, so that starting a server for a
+``agentcli.envs.wire.server.serve``. The launcher spawns this one, so that starting a server for a
 rollout does not go through (and load) the command layer above the environments.
 """
 
@@ -18,7 +18,7 @@ import sys
 from collections.abc import Sequence
 
 from agentcli.config import resolve_config
-from agentcli.envs.server import ServeConfig, serve
+from agentcli.envs.wire.server import ServeConfig, serve
 from agentcli.errors import AgentGymError
 
 EXIT_INTERRUPTED = 130
@@ -26,7 +26,7 @@ EXIT_INTERRUPTED = 130
 
 def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m agentcli.envs.serve",
+        prog="python -m agentcli.envs.wire.serve",
         description="Serve an environment over HTTP, wire-compatible with AgentGym's servers.",
     )
     parser.add_argument("env", help="Environment to serve (see `agentgym env list`).")

@@ -1,14 +1,17 @@
-"""A contract test per transformers internal named in ``agentcli.policy.compat``: each fails,
-saying which internal moved, when a transformers release changes what the decoding relies on.
+"""A contract test per transformers or TRL internal named in ``agentcli.compat``: each fails,
+saying which internal moved, when a release changes what decoding or training relies on.
 On the tiny random model (compare its numbers, never read its text)."""
 
 from __future__ import annotations
 
 import pytest
 import torch
-from transformers import AutoModelForCausalLM
+from datasets import Dataset
+from transformers import AutoModelForCausalLM, AutoTokenizer, MistralConfig
+from trl import SFTConfig, SFTTrainer
+from trl.trainer.utils import RepeatSampler
 
-from agentcli.policy import compat
+from agentcli import compat
 
 PROMPT = [[5, 17, 42, 8, 99, 23]]
 
@@ -149,3 +152,137 @@ def test_sdpa_attention_returns_batch_queries_heads_dim():
         query, key.repeat_interleave(2, dim=1), value.repeat_interleave(2, dim=1)
     )
     torch.testing.assert_close(output, expected.transpose(1, 2))
+
+
+def test_a_growing_cache_given_a_config_and_keys_holds_them_as_that_config_lays_out(model):
+    tensors = compat.layer_tensors(encoded(model, PROMPT))
+    held = compat.growing_cache(
+        model.config, holding=[(k[:, :, :4], v[:, :, :4]) for k, v in tensors]
+    )
+    assert compat.cached_length(held) == 4, "DynamicCache's `ddp_cache_data` with `config`"
+    assert compat.unusual_layers(held) == set()
+
+
+def test_unusual_layers_names_what_is_not_a_plain_full_attention_layer(model):
+    assert compat.unusual_layers(compat.growing_cache(config=model.config)) == set(), (
+        "cache_utils' `DynamicLayer`, a cache's `layers`"
+    )
+    sliding = MistralConfig(
+        vocab_size=64,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        sliding_window=16,
+    )
+    assert compat.unusual_layers(compat.growing_cache(config=sliding)) == {
+        "DynamicSlidingWindowLayer"
+    }
+
+
+def test_a_forward_into_a_cache_appends_to_it_and_keeps_the_logits_asked_for(model):
+    cache = compat.growing_cache(config=model.config)
+    keep = torch.tensor([[False, True, False, False, True, True]])
+    with torch.inference_mode():
+        output = compat.forward_into(
+            model, cache, input_ids=torch.tensor(PROMPT), logits_to_keep=keep
+        )
+        full = model(input_ids=torch.tensor(PROMPT)).logits
+    assert compat.cached_length(cache) == len(PROMPT[0]), "the forward's `cache`, `use_cache`"
+    # in (row, position) order, one row each: what train.sft's loss reads them as
+    assert output.logits.shape == (3, model.config.vocab_size), "a boolean `logits_to_keep`"
+    torch.testing.assert_close(output.logits, full[keep])
+
+
+def sft_trainer(tiny_model, tmp_path, trainer_class: type = SFTTrainer):
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model)
+    rows = [[5, 17, 42, 8, 99], [23, 7, 64, 12]]
+    dataset = Dataset.from_dict(
+        {"input_ids": rows, "completion_mask": [[0, 0, 1, 1, 1], [0, 1, 1, 1]]}
+    )
+    arguments = SFTConfig(
+        output_dir=str(tmp_path),
+        use_cpu=True,
+        per_device_train_batch_size=2,
+        max_steps=1,
+        report_to="none",
+        completion_only_loss=True,
+        max_length=None,
+        disable_tqdm=True,
+        activation_checkpointing=False,  # as on CPU in our runs (TRL's default warns)
+    )
+    return trainer_class(
+        model=AutoModelForCausalLM.from_pretrained(tiny_model),
+        args=arguments,
+        train_dataset=dataset,
+        processing_class=tokenizer,
+    )
+
+
+@pytest.fixture
+def trainer(tiny_model, tmp_path):
+    return sft_trainer(tiny_model, tmp_path)
+
+
+def test_a_trainers_metrics_are_averaged_into_its_next_log(trainer):
+    trainer.model.train()
+    metrics = compat.trainer_metrics(trainer, "train")
+    metrics["entropy"] += [1.0, 3.0]
+    trainer.log({"loss": 0.5})
+    assert trainer.state.log_history[-1]["entropy"] == 2.0, "SFTTrainer's `_metrics`"
+    assert not compat.trainer_metrics(trainer, "train"), "cleared once logged"
+
+
+def test_a_trainers_token_count_starts_at_zero_and_adds_up(trainer):
+    assert compat.add_trained_tokens(trainer, 5) == 5, "SFTTrainer's `_total_train_tokens`"
+    assert compat.add_trained_tokens(trainer, 3) == 8
+
+
+def test_a_wrapped_collator_makes_the_trainers_batches(trainer):
+    def marked(collate):
+        return lambda examples: {**collate(examples), "marked": len(examples)}
+
+    compat.wrap_collator(trainer, marked)
+    batch = next(iter(trainer.get_train_dataloader()))
+    assert batch["marked"] == 2, "the trainer's `data_collator`, read when it batches"
+    assert batch["input_ids"].shape[0] == 2
+
+
+def test_a_trainer_class_draws_its_batches_through_a_wrapped_sampler(tiny_model, tmp_path):
+    drawn = []
+
+    class Recorded(torch.utils.data.Sampler):
+        def __init__(self, sampler):
+            self.sampler = sampler
+
+        def __len__(self):
+            return len(self.sampler)
+
+        def __iter__(self):
+            order = list(self.sampler)
+            drawn.append(order)
+            return iter(order)
+
+    trainer_class = compat.with_train_sampler(SFTTrainer, Recorded)
+    trainer = sft_trainer(tiny_model, tmp_path, trainer_class)
+    next(iter(trainer.get_train_dataloader()))
+    assert drawn and sorted(drawn[0]) == [0, 1], "Trainer's `_get_train_sampler`"
+
+
+def test_a_rewound_repeat_sampler_gives_the_draw_asked_for():
+    def sampler(shuffle=True):
+        return RepeatSampler(range(6), mini_repeat_count=2, batch_size=3, shuffle=shuffle, seed=7)
+
+    drawing = sampler()
+    draws = [list(drawing) for _ in range(3)]
+    assert draws[0] != draws[1] != draws[2]
+    rewound = sampler()
+    for draw in (2, 0, 1):
+        compat.rewind_repeat_sampler(rewound, draw)
+        assert list(rewound) == draws[draw], (
+            "RepeatSampler's `shuffle`, `generator`, `seed`, `num_samples`"
+        )
+    in_order = sampler(shuffle=False)
+    compat.rewind_repeat_sampler(in_order, 2)
+    assert list(in_order) == [index for index in range(6) for _ in range(2)]

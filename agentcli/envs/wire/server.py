@@ -7,7 +7,7 @@ sciworld session holds a JVM). Sessions live as long as AgentGym's do (its train
 client across an epoch) unless ``--idle-timeout`` says otherwise: a full server makes room by
 closing its longest-unused session once that has been unused for a while.
 
-The same server speaks OpenEnv's protocol too (openenv_wire.py): its WebSocket sessions are
+The same server speaks OpenEnv's protocol too (openenv.py): its WebSocket sessions are
 sessions here like any other.
 """
 
@@ -26,20 +26,19 @@ from pydantic import BaseModel, Field
 
 from agentcli.config import CommandConfig
 from agentcli.envs.base import Environment, EnvSpec, Session, Transition
-from agentcli.envs.client import BOOT_HEADER
-from agentcli.envs.openenv_wire import add_openenv_routes
-from agentcli.envs.protocol import (
-    WIRE_FORMATS,
-    CreateRequest,
-    SessionRequest,
-    StepRequest,
-    detail_after_reset,
-    parse_json,
-    payload,
-)
 from agentcli.envs.registry import get_spec, require_simulator
-from agentcli.envs.renamed_wire import RenamedWire, replaying
-from agentcli.envs.sessions import HTTPError, SessionRegistry, Slot, run_locked
+from agentcli.envs.wire.client import BOOT_HEADER
+from agentcli.envs.wire.format import CreateRequest, SessionRequest, StepRequest
+from agentcli.envs.wire.openenv import add_openenv_routes
+from agentcli.envs.wire.protocol import detail_after_reset, parse_json, payload
+from agentcli.envs.wire.renamed import RenamedWire, replaying
+from agentcli.envs.wire.sessions import (
+    HTTPError,
+    SessionLimits,
+    SessionRegistry,
+    Slot,
+    run_locked,
+)
 from agentcli.errors import (
     EnvUnavailableError,
     SessionStateError,
@@ -85,6 +84,9 @@ class ServeConfig(CommandConfig):
         " holds one); one more is answered 503 and closed; default: 4 × max_sessions.",
     )
     log_level: Literal["critical", "error", "warning", "info", "debug"] = "info"
+
+    def session_limits(self) -> SessionLimits:
+        return SessionLimits(self.max_sessions, self.idle_timeout_s)
 
     def connection_bound(self) -> int:
         return self.max_connections or 4 * self.max_sessions
@@ -206,7 +208,7 @@ def create_app(
 ) -> FastAPI:
     """Build the app. ``environment`` is loaded at startup when not given."""
     settings = settings or ServeConfig(env=spec.name)
-    wire = WIRE_FORMATS[spec.wire]
+    wire = spec.wire
     state: dict[str, Any] = {}
 
     def registry() -> SessionRegistry:
@@ -221,7 +223,7 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         loaded = environment or await asyncio.to_thread(spec.load)
-        state["registry"] = SessionRegistry(loaded, settings)
+        state["registry"] = SessionRegistry(loaded, settings.session_limits())
         timeout_s = settings.idle_timeout_s
         reaper = asyncio.create_task(reap_forever(timeout_s)) if timeout_s else None
         try:

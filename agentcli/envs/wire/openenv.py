@@ -33,11 +33,12 @@ from fastapi import FastAPI, WebSocket, WebSocketDisconnect
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 import agentcli
-from agentcli.data.records import item_id, parse_item_id
 from agentcli.envs.base import EnvSpec, Transition
-from agentcli.envs.protocol import MAX_ACTION_CHARS, parse_json
-from agentcli.envs.sessions import HTTPError, SessionRegistry, Slot, run_locked
+from agentcli.envs.wire.format import MAX_ACTION_CHARS
+from agentcli.envs.wire.protocol import parse_json
+from agentcli.envs.wire.sessions import HTTPError, SessionRegistry, Slot, run_locked
 from agentcli.errors import UsageError
+from agentcli.records import item_id, parse_item_id
 
 log = logging.getLogger("agentgym.server")
 
@@ -278,7 +279,7 @@ def add_openenv_routes(
             except HTTPError as exc:  # full
                 raise _Refusal(
                     "CAPACITY_REACHED", str(exc), ends=True, active_sessions=len(sessions),
-                    max_sessions=sessions.settings.max_sessions,
+                    max_sessions=sessions.limits.max_sessions,
                 ) from None  # fmt: skip
             except Exception as exc:
                 log.exception("opening a session for /ws")
