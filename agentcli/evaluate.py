@@ -50,12 +50,14 @@ def _summarise(env: str, category: str, episodes: list[Episode]) -> Metrics:
     count = len(episodes)
     successes = [float(e.success) for e in episodes]
     scores = [e.reward for e in episodes]
+    # fsum: the exactly rounded sum, whatever order the episodes finished in (a float sum's
+    # last digit follows the order, and concurrent episodes finish in another order each run)
     return Metrics(
         env=env,
         category=category,
         episodes=count,
         success_rate=sum(successes) / count,
-        mean_score=sum(scores) / count,
+        mean_score=math.fsum(scores) / count,
         mean_steps=sum(e.n_steps for e in episodes) / count,
         errors=sum(e.meta.get("end_reason") == END_ERROR for e in episodes),
         success_se=standard_error(successes),

@@ -39,6 +39,19 @@ def test_success_and_score_come_with_their_standard_errors():
     assert row.score_se == pytest.approx((0.5 / 4) ** 0.5 / 2)
 
 
+def test_metrics_do_not_depend_on_the_order_episodes_finished_in():
+    """Concurrent episodes finish in another order each run; the same episodes must give the
+    same metrics to the last digit, or a rerun of the same seed reports another mean score."""
+    rewards = [0.1, 0.2, 0.3, 1.0, 0.7, 1e-3, 0.9] * 20
+    forward = compute_metrics(episodes(rewards))
+    scored = {episode.item_id: episode.reward for episode in episodes(rewards)}
+    shuffled = sorted(
+        episodes(rewards), key=lambda episode: (scored[episode.item_id], episode.item_id)
+    )
+    assert sum(rewards) != sum(sorted(rewards))  # a plain float sum would differ here
+    assert compute_metrics(shuffled) == forward
+
+
 def test_summary_csv_adds_the_errors_after_its_earlier_columns(tmp_path):
     write_metrics(compute_metrics(episodes([1.0, 0.0])), tmp_path, evaluated(SETTINGS))
     with (tmp_path / "summary.csv").open() as file:
