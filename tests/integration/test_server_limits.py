@@ -5,34 +5,24 @@ item indices alike."""
 from __future__ import annotations
 
 import socket
-import threading
 import time
 from collections.abc import Iterator
 
 import httpx
 import pytest
-import uvicorn
 
 from agentcli.common import free_port
 from agentcli.envs.registry import get_spec
 from agentcli.envs.wire.server import ServeConfig, create_app
+from tests.support.servers import app_in_thread
 
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[tuple[str, int]]:
     settings = ServeConfig(env="textcraft", max_body_bytes=4096, read_timeout_s=1.0)
     port = free_port()
-    config = uvicorn.Config(create_app(get_spec("textcraft"), settings=settings), port=port,
-                            log_level="warning", timeout_graceful_shutdown=1)  # fmt: skip
-    running = uvicorn.Server(config)
-    thread = threading.Thread(target=running.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while not running.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}", port
-    running.should_exit = True
-    thread.join(timeout=10)
+    with app_in_thread(create_app(get_spec("textcraft"), settings=settings), port) as url:
+        yield url, port
 
 
 def test_a_body_over_the_limit_gets_413_before_it_is_read(server):

@@ -6,14 +6,10 @@ loopback, driven by our client, and played by a rollout with the oracle policy."
 from __future__ import annotations
 
 import asyncio
-import threading
-import time
 from collections.abc import Iterator
 
 import pytest
-import uvicorn
 
-from agentcli.common import free_port
 from agentcli.data.jsonl import read_records
 from agentcli.envs import registry
 from agentcli.envs.base import EnvSpec, PromptStyle, Transition
@@ -23,6 +19,7 @@ from agentcli.envs.wire.server import create_app
 from agentcli.policy import PolicyConfig
 from agentcli.records import Episode
 from agentcli.rollout import RolloutConfig, execute
+from tests.support.servers import app_in_thread
 
 
 class CountingSession:
@@ -84,18 +81,8 @@ SPEC = EnvSpec(
 @pytest.fixture
 def counting_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     monkeypatch.setitem(registry.SPECS, SPEC.name, SPEC)  # what BUILT_IN's entry does
-    port = free_port()
-    config = uvicorn.Config(create_app(registry.get_spec("counting")), port=port,
-                            log_level="warning", timeout_graceful_shutdown=1)  # fmt: skip
-    running = uvicorn.Server(config)
-    thread = threading.Thread(target=running.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while not running.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    running.should_exit = True
-    thread.join(timeout=10)
+    with app_in_thread(create_app(registry.get_spec("counting"))) as url:
+        yield url
 
 
 def test_our_client_plays_a_registered_toy_env_on_the_real_server(counting_server):
