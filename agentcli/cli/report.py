@@ -13,6 +13,7 @@ from rich.table import Table
 
 from agentcli.cli._output import result, stdout
 from agentcli.errors import UsageError
+from agentcli.iterate.report import model_label
 
 if TYPE_CHECKING:
     from agentcli.compare import Comparison
@@ -93,8 +94,31 @@ def _show_run(title: str, rows: list[Row], comparisons: list[Comparison]) -> Non
             f"{row.teacher_cost:.4f}",
         )  # fmt: skip
     stdout.print(table)
+    typed = [
+        (row.env, task_type.name, model_label(row.iteration),
+         f"{100 * task_type.success_rate:.1f} ± {100 * task_type.success_se:.1f}%"
+         f" ({task_type.episodes})")
+        for row in rows
+        for task_type in row.task_types
+    ]  # fmt: skip
+    _show_task_types(f"{title} by task type", "success ± standard error (items)", typed)
     for c in comparisons:
         result(comparison_line(c))
+
+
+def _show_task_types(title: str, caption: str, cells: list[tuple[str, str, str, str]]) -> None:
+    """A table of (env, task type, model, text) cells: a line per env and type, a column per
+    model; nothing where no env has types."""
+    if not cells:
+        return
+    models = list(dict.fromkeys(model for _, _, model, _ in cells))
+    found = {(env, name, model): text for env, name, model, text in cells}
+    table = Table(title=title, caption=caption, box=box.SIMPLE_HEAD)
+    for column in ("env", "task type", *models):
+        table.add_column(column, justify="left" if column in ("env", "task type") else "right")
+    for env, name in dict.fromkeys((env, name) for env, name, _, _ in cells):
+        table.add_row(env, name, *(found.get((env, name, model), "-") for model in models))
+    stdout.print(table)
 
 
 def _show_sweep(sweep: Sweep) -> None:
@@ -109,19 +133,25 @@ def _show_sweep(sweep: Sweep) -> None:
             f"{100 * s.low:.1f}%", f"{100 * s.high:.1f}%",
         )  # fmt: skip
     stdout.print(table)
+    typed = [
+        (s.env, s.task_type or "", model_label(s.iteration),
+         f"{100 * s.mean:.1f}% ({_points(s.sd)})")
+        for s in sweep.task_types
+    ]  # fmt: skip
+    _show_task_types(f"{sweep.run} by task type", "mean success across seeds (sd)", typed)
     for d in sweep.differences:
         result(across_seeds_line(d))
 
 
 def comparison_line(c: Comparison) -> str:
     """A run's paired comparison as ``report`` prints it (docs/ shows these lines too)."""
-    return f"{c.env}: iteration {c.model} − {_baseline(c.baseline)}: {_difference(c)}"
+    return f"{c.env}: iteration {c.model} − {model_label(c.baseline)}: {_difference(c)}"
 
 
 def across_seeds_line(d: Difference) -> str:
     """A paired difference across seeds as ``report`` prints it."""
     return (
-        f"{d.env}: iteration {d.model} − {_baseline(d.baseline)} across {d.seeds} seeds:"
+        f"{d.env}: iteration {d.model} − {model_label(d.baseline)} across {d.seeds} seeds:"
         f" {100 * d.mean:+.1f} ± {_points(d.standard_error)} points (mean ± standard error"
         f" across seeds; per seed {100 * d.low:+.1f} to {100 * d.high:+.1f}, ahead in"
         f" {d.ahead} of {d.seeds})"
@@ -130,7 +160,7 @@ def across_seeds_line(d: Difference) -> str:
 
 def _show_beside(published: Path, rows: list[Beside]) -> None:
     for b in rows:
-        here = f"{_baseline(b.iteration)} ({b.env}, seed {b.seed}): {100 * b.success_rate:.1f}%"
+        here = f"{model_label(b.iteration)} ({b.env}, seed {b.seed}): {100 * b.success_rate:.1f}%"
         if b.published is None:
             same = f"{published} has no seed {b.seed}"
         elif b.published == b.success_rate:
@@ -144,10 +174,6 @@ def _show_beside(published: Path, rows: list[Beside]) -> None:
                 f"{100 * b.spread.high:.1f}%, mean {100 * b.spread.mean:.1f}%"
             )
         result(f"{here}, {same}{spread}")
-
-
-def _baseline(label: str) -> str:
-    return label if label == "control" else f"iteration {label}"
 
 
 def _points(value: float | None) -> str:

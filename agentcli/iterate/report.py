@@ -57,12 +57,33 @@ class Row:
     score_se: float | None = None  # the standard error of mean_score
     model: str | None = None  # the model evaluated: its path in the run, else as metrics.json says
     seed: int | None = None  # the run's seed (None: a run made stage by stage, by hand)
+    # success per task type, where the env sorts its items into types (``EnvSpec.categories``:
+    # alfworld's six, sciworld's tasks, babyai's levels); empty where it does not
+    task_types: tuple[TaskType, ...] = ()
 
     @property
     def success_se(self) -> float:
         """The binomial standard error of ``success_rate``."""
-        p = self.success_rate
-        return math.sqrt(p * (1 - p) / self.episodes) if self.episodes else 0.0
+        return binomial_se(self.success_rate, self.episodes)
+
+
+@dataclass(frozen=True)
+class TaskType:
+    """One model's results on the items of one task type, as its eval's metrics.json has them."""
+
+    name: str
+    episodes: int
+    success_rate: float
+    mean_score: float
+
+    @property
+    def success_se(self) -> float:
+        return binomial_se(self.success_rate, self.episodes)
+
+
+def binomial_se(rate: float, count: int) -> float:
+    """The standard error of a success rate over ``count`` items: √(p(1-p)/n)."""
+    return math.sqrt(rate * (1 - rate) / count) if count else 0.0
 
 
 def read_report(run: Path) -> list[Row]:
@@ -87,7 +108,10 @@ def read_report(run: Path) -> list[Row]:
             for env in envs:
                 where = layout.env(env)
                 evaluated = where.control_eval if iteration is None else where.eval(iteration)
-                metrics = _overall(evaluated / "metrics.json", env)
+                metrics_rows = _json(evaluated / "metrics.json") or []
+                metrics = next(
+                    (r for r in metrics_rows if r["env"] == env and r["category"] == ALL), None
+                )
                 if metrics is None:
                     continue
                 train = _json(train_summary_path(layout, iteration)) or {}
@@ -106,6 +130,7 @@ def read_report(run: Path) -> list[Row]:
                         score_se=metrics.get("score_se"),
                         model=_within(layout.root, metrics.get("model")),
                         seed=manifest.seed,
+                        task_types=_task_types(metrics_rows, env),
                     )
                 )
     if not rows:
@@ -148,6 +173,7 @@ def write_report(run: Path) -> tuple[list[Row], list[Comparison]]:
     document = {
         "rows": [row_record(row) for row in rows],
         "comparisons": [asdict(c) for c in comparisons],
+        "task_types": task_type_records(rows),
     }
     write_atomic(run / JSON_NAME, json.dumps(document, indent=2) + "\n")
     plot_report(rows, run / PLOT_NAME, title=run.name)
@@ -157,11 +183,7 @@ def write_report(run: Path) -> tuple[list[Row], list[Comparison]]:
 def row_record(row: Row) -> dict[str, Any]:
     """A row as the report files hold it: the control is iteration 1's (``control`` true)."""
     return {
-        "seed": row.seed,
-        "iteration": 1 if row.iteration == CONTROL else int(row.iteration),
-        "control": row.iteration == CONTROL,
-        "env": row.env,
-        "split": row.split,
+        **_model_record(row),
         "items": row.episodes,
         "success_rate": row.success_rate,
         "success_se": row.success_se,
@@ -175,21 +197,48 @@ def row_record(row: Row) -> dict[str, Any]:
     }
 
 
+def task_type_records(rows: list[Row]) -> list[dict[str, Any]]:
+    """Each row's success per task type, a record per model, env and type, keyed as the rows."""
+    return [
+        {
+            **_model_record(row),
+            "task_type": task_type.name,
+            "items": task_type.episodes,
+            "success_rate": task_type.success_rate,
+            "success_se": task_type.success_se,
+            "mean_score": task_type.mean_score,
+        }
+        for row in rows
+        for task_type in row.task_types
+    ]
+
+
+def _model_record(row: Row) -> dict[str, Any]:
+    return {
+        "seed": row.seed,
+        "iteration": 1 if row.iteration == CONTROL else int(row.iteration),
+        "control": row.iteration == CONTROL,
+        "env": row.env,
+        "split": row.split,
+    }
+
+
 _COMPARED = ("difference", "standard_error", "items", "wins", "losses", "ties")
 
 
 def report_csv(rows: list[Row], comparisons: list[Comparison]) -> str:
-    """One line per row; a model's comparisons in its own line: ``vs_previous_*`` (iteration
-    k against k-1) and ``vs_control_*`` (iteration 1 against the control), empty elsewhere."""
+    """One line per row (``task_type`` ``all``), then one per row and task type where the env
+    has types; a model's comparisons in its own line: ``vs_previous_*`` (iteration k against
+    k-1) and ``vs_control_*`` (iteration 1 against the control), empty elsewhere."""
     found = {(c.model, c.baseline, c.env): c for c in comparisons}
-    columns = list(row_record(rows[0])) + [
-        f"vs_{against}_{name}" for against in ("previous", CONTROL) for name in _COMPARED
-    ]
+    columns = list(row_record(rows[0]))
+    columns.insert(columns.index("env") + 1, "task_type")
+    columns += [f"vs_{against}_{name}" for against in ("previous", CONTROL) for name in _COMPARED]
     table = io.StringIO()
     writer = csv.DictWriter(table, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        line = row_record(row)
+        line = row_record(row) | {"task_type": ALL}
         if row.iteration not in ("0", CONTROL):
             baselines = {"previous": str(int(row.iteration) - 1), CONTROL: CONTROL}
             for against, baseline in baselines.items():
@@ -197,6 +246,7 @@ def report_csv(rows: list[Row], comparisons: list[Comparison]) -> str:
                 if comparison is not None:
                     line |= {f"vs_{against}_{n}": getattr(comparison, n) for n in _COMPARED}
         writer.writerow(line)
+    writer.writerows(task_type_records(rows))
     return table.getvalue()
 
 
@@ -219,13 +269,22 @@ def plot_report(rows: list[Row], path: Path, *, title: str) -> None:
 
 def report_figure(rows: list[Row], *, title: str) -> Figure:
     """Success per iteration, one line per env, each point with its standard error as an
-    error bar; the control as a separate marker."""
+    error bar; the control as a separate marker. Where an env has task types, a second panel
+    shows each model's success per type."""
     import matplotlib
 
     matplotlib.use("Agg")  # files only: no display, no GUI toolkit
     import matplotlib.pyplot as plt
 
-    figure, axes = plt.subplots(figsize=(6, 4))
+    typed_envs = {row.env for row in rows if row.task_types}
+    bars = [
+        TypeBar(model_label(row.iteration), type_label(row.env, task_type.name, typed_envs),
+                task_type.success_rate, task_type.success_se)
+        for row in rows
+        for task_type in row.task_types
+    ]  # fmt: skip
+    figure, panels = plt.subplots(1, 2 if bars else 1, figsize=(12 if bars else 6, 4.5))
+    axes = panels[0] if bars else panels
     for env in dict.fromkeys(row.env for row in rows):
         line = [r for r in rows if r.env == env and r.iteration != CONTROL]
         drawn = axes.errorbar(
@@ -246,8 +305,52 @@ def report_figure(rows: list[Row], *, title: str) -> Figure:
     axes.set_title(title)
     axes.grid(alpha=0.3)
     axes.legend()
+    if bars:
+        draw_task_types(panels[1], bars, error="± standard error")
     figure.tight_layout()
     return figure
+
+
+@dataclass(frozen=True)
+class TypeBar:
+    """One bar of the task-type panel: a model's success on one type, with its error."""
+
+    model: str  # "iteration 0", "control", ...
+    task_type: str
+    success_rate: float
+    error: float
+
+
+def draw_task_types(axes: Any, bars: list[TypeBar], *, error: str) -> None:
+    """Grouped bars: a group per task type, a bar per model, each with its error bar."""
+    types = list(dict.fromkeys(bar.task_type for bar in bars))
+    models = list(dict.fromkeys(bar.model for bar in bars))
+    width = 0.8 / len(models)
+    for offset, model in enumerate(models):
+        own = {bar.task_type: bar for bar in bars if bar.model == model}
+        shift = (offset - (len(models) - 1) / 2) * width
+        axes.bar(
+            [position + shift for position, name in enumerate(types) if name in own],
+            [100 * own[name].success_rate for name in types if name in own],
+            width, yerr=[100 * own[name].error for name in types if name in own],
+            capsize=2, label=model,
+        )  # fmt: skip
+    axes.set_xticks(range(len(types)), types, rotation=25, ha="right", fontsize=8)
+    axes.set_ylabel(f"success (%, {error})")
+    axes.set_ylim(0, 103)
+    axes.set_title("by task type")
+    axes.grid(alpha=0.3, axis="y")
+    axes.legend(fontsize=8)
+
+
+def model_label(iteration: str) -> str:
+    """How a report names a model: ``iteration 1``, ``control``."""
+    return iteration if iteration == CONTROL else f"iteration {iteration}"
+
+
+def type_label(env: str, task_type: str, typed_envs: set[str]) -> str:
+    """A task type's name, prefixed with its env where several envs of the run have types."""
+    return f"{env}: {task_type}" if len(typed_envs) > 1 else task_type
 
 
 def _teacher_costs(manifest: Manifest, layout: RunLayout) -> dict[tuple[str, str], float]:
@@ -280,11 +383,12 @@ def _within(root: Path, model: str | None) -> str | None:
         return model
 
 
-def _overall(path: Path, env: str) -> dict[str, Any] | None:
-    rows = _json(path)
-    if rows is None:
-        return None
-    return next((row for row in rows if row["env"] == env and row["category"] == ALL), None)
+def _task_types(metrics_rows: list[dict[str, Any]], env: str) -> tuple[TaskType, ...]:
+    return tuple(
+        TaskType(row["category"], row["episodes"], row["success_rate"], row["mean_score"])
+        for row in metrics_rows
+        if row["env"] == env and row["category"] != ALL
+    )
 
 
 def _json(path: Path) -> Any:

@@ -36,9 +36,14 @@ from agentcli.iterate.report import (
     PLOT_NAME,
     NotEvaluatedError,
     Row,
+    TypeBar,
+    draw_task_types,
+    model_label,
     paired_comparisons,
     read_report,
     row_record,
+    task_type_records,
+    type_label,
 )
 from agentcli.iterate.runner import Manifest
 from agentcli.run_layout import RunLayout, seed_run, seeds_of
@@ -65,6 +70,7 @@ class Spread:
     sd: float | None  # the sample deviation across seeds; None for one seed
     low: float
     high: float
+    task_type: str | None = None  # None: over all the env's items
 
 
 @dataclass(frozen=True)
@@ -89,6 +95,7 @@ class Sweep:
     seeds: list[SeedReport]
     spreads: list[Spread]
     differences: list[Difference]
+    task_types: list[Spread]  # each model's success per task type, where the env has types
 
 
 def read_sweep(run: Path) -> Sweep:
@@ -110,7 +117,9 @@ def read_sweep(run: Path) -> Sweep:
         reports.append(SeedReport(seed, rows, paired_comparisons(root, rows)))
     if not reports:
         raise UsageError(f"{run}: no seed has been evaluated yet; run `agentgym iterate`")
-    return Sweep(run, reports, _spreads(reports), _differences(reports))
+    return Sweep(
+        run, reports, _spreads(reports), _differences(reports), _task_type_spreads(reports)
+    )
 
 
 def write_sweep_report(run: Path) -> Sweep:
@@ -132,10 +141,17 @@ def sweep_document(sweep: Sweep) -> dict[str, Any]:
         "comparisons": [
             {"seed": report.seed, **asdict(c)} for report in sweep.seeds for c in report.comparisons
         ],
+        "task_types": [
+            record for report in sweep.seeds for record in task_type_records(report.rows)
+        ],
         "students": _students(sweep),
         "across_seeds": {
             "rows": [_spread_record(spread) for spread in sweep.spreads],
             "comparisons": [asdict(difference) for difference in sweep.differences],
+            "task_types": [
+                {**_spread_record(spread), "task_type": spread.task_type}
+                for spread in sweep.task_types
+            ],
         },
         "timings": _timings(sweep),
     }
@@ -172,14 +188,28 @@ def _spread_record(spread: Spread) -> dict[str, Any]:
 
 
 def _spreads(reports: Sequence[SeedReport]) -> list[Spread]:
-    found: dict[tuple[str, str], list[float]] = {}
+    found: dict[tuple[str, str, str | None], list[float]] = {}
     for report in reports:
         for row in report.rows:
-            found.setdefault((row.iteration, row.env), []).append(row.success_rate)
+            found.setdefault((row.iteration, row.env, None), []).append(row.success_rate)
+    return _spread_of(found)
+
+
+def _task_type_spreads(reports: Sequence[SeedReport]) -> list[Spread]:
+    found: dict[tuple[str, str, str | None], list[float]] = {}
+    for report in reports:
+        for row in report.rows:
+            for task_type in row.task_types:
+                key = (row.iteration, row.env, task_type.name)
+                found.setdefault(key, []).append(task_type.success_rate)
+    return _spread_of(found)
+
+
+def _spread_of(found: dict[tuple[str, str, str | None], list[float]]) -> list[Spread]:
     return [
         Spread(iteration, env, len(values), statistics.fmean(values), _sd(values),
-               min(values), max(values))
-        for (iteration, env), values in found.items()
+               min(values), max(values), task_type)
+        for (iteration, env, task_type), values in found.items()
     ]  # fmt: skip
 
 
@@ -255,7 +285,14 @@ def sweep_figure(sweep: Sweep) -> Figure:
     matplotlib.use("Agg")  # files only: no display, no GUI toolkit
     import matplotlib.pyplot as plt
 
-    figure, axes = plt.subplots(figsize=(6, 4))
+    typed_envs = {spread.env for spread in sweep.task_types}
+    bars = [
+        TypeBar(model_label(spread.iteration), type_label(spread.env, spread.task_type, typed_envs),
+                spread.mean, spread.sd or 0.0)
+        for spread in sweep.task_types
+    ]  # fmt: skip
+    figure, panels = plt.subplots(1, 2 if bars else 1, figsize=(12 if bars else 6, 4.5))
+    axes = panels[0] if bars else panels
     envs = list(dict.fromkeys(s.env for s in sweep.spreads))
     for env in envs:
         line = [s for s in sweep.spreads if s.env == env and s.iteration != CONTROL]
@@ -287,6 +324,8 @@ def sweep_figure(sweep: Sweep) -> Figure:
     axes.set_title(f"{sweep.run.name}: seeds {', '.join(str(r.seed) for r in sweep.seeds)}")
     axes.grid(alpha=0.3)
     axes.legend()
+    if bars:
+        draw_task_types(panels[1], bars, error="mean of the seeds ± sd")
     figure.tight_layout()
     return figure
 

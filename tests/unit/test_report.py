@@ -213,3 +213,78 @@ def test_each_point_of_the_plot_has_its_standard_error_as_an_error_bar(tmp_path)
     assert bars.keys() == {"textcraft", "babyai", "textcraft control", "babyai control"}
     for label, points in expected.items():
         assert bars[label] == [pytest.approx(point) for point in points], label
+
+
+TYPES = {"0": (0.25, 0.5), "1": (0.75, 1.0), "control": (0.5, 0.5)}  # per model: two types' success
+
+
+def typed_run(base):
+    """``make_run`` whose babyai evals also hold the per-type rows eval writes for an env whose
+    spec sorts items into types: 4 items of "pick" and 2 of "clean" per model."""
+    layout = make_run(base)
+    for label, (pick, clean) in TYPES.items():
+        where = layout.env("babyai")
+        folder = where.control_eval if label == "control" else where.eval(int(label))
+        overall = (4 * pick + 2 * clean) / 6
+        rows = [
+            Metrics("babyai", "all", 6, overall, overall, 7.5, 0, 0.04, 0.05),
+            Metrics("babyai", "clean", 2, clean, clean, 7.0, 0, 0.0, 0.0),
+            Metrics("babyai", "pick", 4, pick, pick, 8.0, 0, 0.0, 0.0),
+        ]
+        write_metrics(rows, folder, {"split": "test", "model": f"model-{label}"})
+    return layout
+
+
+def test_a_row_carries_its_success_per_task_type_where_the_env_has_types(tmp_path):
+    rows = read_report(typed_run(tmp_path / "run").root)
+    typed = {(row.iteration, row.env): row.task_types for row in rows}
+    assert typed[("0", "textcraft")] == ()  # textcraft's evals hold no types
+    assert [(t.name, t.episodes, t.success_rate) for t in typed[("1", "babyai")]] == [
+        ("clean", 2, 1.0), ("pick", 4, 0.75),
+    ]  # fmt: skip
+    assert typed[("control", "babyai")][1].success_se == pytest.approx((0.25 / 4) ** 0.5)
+
+
+def test_the_report_files_and_plot_hold_the_task_types(tmp_path):
+    layout = typed_run(tmp_path / "run")
+    write_report(layout.root)
+
+    document = json.loads((layout.root / "report.json").read_text())
+    assert [(t["iteration"], t["control"], t["task_type"], t["items"], t["success_rate"])
+            for t in document["task_types"]] == [
+        (0, False, "clean", 2, 0.5), (0, False, "pick", 4, 0.25), (1, False, "clean", 2, 1.0),
+        (1, False, "pick", 4, 0.75), (1, True, "clean", 2, 0.5), (1, True, "pick", 4, 0.5),
+    ]  # fmt: skip
+    assert {t["env"] for t in document["task_types"]} == {"babyai"}
+    assert all(t["split"] == "test" and t["seed"] == 0 for t in document["task_types"])
+
+    with (layout.root / "report.csv").open() as file:
+        lines = list(csv.DictReader(file))
+    assert [line["task_type"] for line in lines] == ["all"] * 6 + ["clean", "pick"] * 3
+    control_pick = lines[-1]
+    assert (control_pick["control"], control_pick["env"], control_pick["items"]) == (
+        "True", "babyai", "4",
+    )  # fmt: skip
+    assert float(control_pick["success_rate"]) == 0.5 and control_pick["vs_control_items"] == ""
+
+    import matplotlib.pyplot as plt
+
+    figure = report_figure(read_report(layout.root), title="run")
+    by_type = figure.axes[1]
+    heights = {
+        container.get_label(): [round(bar.get_height(), 6) for bar in container]
+        for container in by_type.containers
+        if container.get_label() in ("iteration 0", "iteration 1", "control")
+    }
+    assert [tick.get_text() for tick in by_type.get_xticklabels()] == ["clean", "pick"]
+    plt.close(figure)
+    assert heights == {"iteration 0": [50.0, 25.0], "iteration 1": [100.0, 75.0],
+                       "control": [50.0, 50.0]}  # fmt: skip
+
+
+def test_a_run_without_task_types_plots_one_panel(tmp_path):
+    import matplotlib.pyplot as plt
+
+    figure = report_figure(read_report(make_run(tmp_path / "run").root), title="run")
+    assert len(figure.axes) == 1
+    plt.close(figure)

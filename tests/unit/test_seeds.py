@@ -135,3 +135,31 @@ def test_report_prints_each_seed_then_across_them_then_beside_the_published(tmp_
     published = str(tmp_path / "runs" / "report.json")
     one_run = agentgym("report", str(tmp_path / "runs" / "seed0"), "--published", published)
     assert one_run.returncode == 2 and "compares a run directory of seeds" in one_run.stderr
+
+
+def test_each_task_type_across_the_seeds_in_the_files_and_the_printed_table(tmp_path):
+    from tests.support.cli import agentgym
+
+    picks = {0: 0.5, 3: 1.0}  # iteration 1's success on the "pick" items, per seed
+    for seed, pick in picks.items():
+        layout = seed_of_run(tmp_path, seed)
+        rows = [
+            Metrics(ENV, "all", 4, 0.75, 0.75, 1.0, 0, 0.0, 0.0),
+            Metrics(ENV, "clean", 2, 1.0, 1.0, 1.0, 0, 0.0, 0.0),
+            Metrics(ENV, "pick", 2, pick, pick, 1.0, 0, 0.0, 0.0),
+        ]
+        write_metrics(rows, layout.env(ENV).eval(1), {"split": "test", "model": "m"})
+    sweep = write_sweep_report(tmp_path)
+    [pick] = [s for s in sweep.task_types if s.task_type == "pick"]
+    assert (pick.iteration, pick.seeds, pick.mean, pick.low, pick.high) == ("1", 2, 0.75, 0.5, 1.0)
+    document = json.loads((tmp_path / "report.json").read_text())
+    assert [(t["seed"], t["task_type"], t["success_rate"]) for t in document["task_types"]] == [
+        (0, "clean", 1.0), (0, "pick", 0.5), (3, "clean", 1.0), (3, "pick", 1.0),
+    ]  # fmt: skip
+    across = {t["task_type"]: t for t in document["across_seeds"]["task_types"]}
+    assert across["pick"]["success_mean"] == 0.75 and across["clean"]["success_sd"] == 0.0
+
+    printed = agentgym("report", str(tmp_path))
+    assert printed.returncode == 0, printed.stderr
+    table = printed.stdout[printed.stdout.rindex("by task type") :]  # the last: across seeds
+    assert "mean success across seeds" in table and "75.0% (35.4)" in table  # sd of 50, 100 %
