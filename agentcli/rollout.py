@@ -14,7 +14,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,7 @@ from agentcli.envs.wire.launcher import env_servers
 from agentcli.errors import AgentGymError, FatalRunError
 from agentcli.items import HeldOutItems, ItemSelection
 from agentcli.policy import PolicyConfig, build_policy, served_policy
+from agentcli.policy.admissible import ActionMode, nearest_admissible
 from agentcli.policy.base import Policy
 from agentcli.records import Episode, Step, item_id
 from agentcli.resume import guard_output, weights_identity
@@ -126,16 +127,19 @@ async def run_episode(
     max_rounds: int,
     meta: dict[str, Any],
     view: StudentView,
+    actions: ActionMode = "free",
 ) -> Episode:
     """One episode; a policy or env failure ends it with the error recorded (and closes the
     seat's session, which may be what failed), never raises. The policy is shown the
     conversation as ``view`` renders it (``agentcli.conversation.student_messages``), the
-    same rendering build-data trains on."""
+    same rendering build-data trains on. With ``actions="admissible"`` a reply's action the
+    env does not list is replaced by the nearest listed one (``meta["replaced_actions"]``)."""
     started = time.perf_counter()
     steps: list[Step] = []
     end_reason: EndReason = END_MAX_ROUNDS
     error, last = None, None
     tokens = {"prompt_tokens": 0, "completion_tokens": 0}
+    replaced: list[dict[str, Any]] = []
     opening = env_opening(spec.name, spec.instruction, view)
     try:
         session = await seat.session()
@@ -151,6 +155,11 @@ async def run_episode(
                 end_reason = END_CONTEXT
                 break
             parsed = parse_reply(reply.text)
+            if actions == "admissible" and offered and not parsed.error:
+                chosen = nearest_admissible(parsed.action, offered)
+                if chosen != parsed.action:
+                    replaced.append({"t": len(steps), "reply": parsed.action, "action": chosen})
+                    parsed = replace(parsed, action=chosen)
             if parsed.error:
                 last = Transition(observation=invalid_reply_observation(parsed.error))
             else:
@@ -191,6 +200,7 @@ async def run_episode(
             **(spec.item_meta(index) if spec.item_meta else {}),
             "end_reason": end_reason,
             **({"error": error} if error else {}),
+            **({"replaced_actions": replaced} if actions == "admissible" else {}),
             **tokens,
             "seconds": round(time.perf_counter() - started, 3),
         },
@@ -209,6 +219,7 @@ async def run_rollout(
     max_rounds: int | None = None,
     view: StudentView | None = None,
     meta: dict[str, Any] | None = None,
+    actions: ActionMode = "free",
     on_progress: Callable[[RolloutStats], None] | None = None,
 ) -> RolloutStats:
     """Run every item not already finished in ``out``; append each Episode as it ends."""
@@ -238,6 +249,7 @@ async def run_rollout(
         max_rounds=max_rounds,
         view=view,
         meta=meta,
+        actions=actions,
         on_episode=record,
     )
     return stats
@@ -254,6 +266,7 @@ async def play_items(
     max_rounds: int | None = None,
     view: StudentView | None = None,
     meta: dict[str, Any] | None = None,
+    actions: ActionMode = "free",
     on_episode: Callable[[int, Episode], None],
 ) -> None:
     """Play one episode of each of ``items`` (an item may come more than once) on
@@ -278,6 +291,7 @@ async def play_items(
                         max_rounds=max_rounds or spec.max_rounds,
                         meta=meta,
                         view=view or StudentView(),
+                        actions=actions,
                     )
                     on_episode(position, episode)
             finally:
@@ -357,6 +371,8 @@ class RolloutConfig(ItemSelection, EpisodeSettings):
                     include={"model_name", "max_new_tokens", "temperature", "seed"}
                 ),
                 **({"expert": spec.expert} if policy.kind == "oracle" else {}),
+                # only when set: the episodes of a run made before the setting resume as theirs
+                **({"actions": policy.actions} if policy.actions != "free" else {}),
             },
         }
 
@@ -458,6 +474,7 @@ def execute(
                     max_rounds=config.max_rounds,
                     view=config.view,
                     meta={"model": str(config.policy.model or config.policy.model_name or "")},
+                    actions=config.policy.actions,
                     on_progress=on_progress,
                 )
             finally:

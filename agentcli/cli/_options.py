@@ -180,6 +180,7 @@ STUDENT: Group = {
     "model_name": Option("policy.model_name"),
     "seed": Option("policy.seed"),
     "temperature": Option("policy.temperature"),
+    "actions": Option("policy.actions"),
 }
 TEACHER: Group = {
     # the kind follows from what is given (agentcli.endpoints.with_kind), which its help says

@@ -12,6 +12,7 @@ from pydantic import Field, SecretStr, model_validator
 
 from agentcli.config import CommandConfig
 from agentcli.endpoints import ModelEndpoints, with_kind
+from agentcli.policy.admissible import ActionMode
 from agentcli.policy.base import Policy
 from agentcli.policy.engine_server import ENGINES, EngineKind, EngineSettings, serve_engine
 
@@ -35,6 +36,12 @@ class _Acting(CommandConfig):
     max_new_tokens: int = Field(128, ge=1, description="Tokens per reply at most.")
     temperature: float = Field(0.0, ge=0, description="Sampling temperature; 0: greedy.")
     seed: int = Field(0, description="Sampling seed.")
+    actions: ActionMode = Field(
+        "free",
+        description="free: the reply's action as written; admissible: a reply's action that"
+        " the env does not list becomes the listed action nearest to it in characters (each"
+        " replacement recorded in the episode's meta.replaced_actions).",
+    )
     batch_size: int = Field(32, ge=1, description="Local model: turns per batch.")
     decoder: Literal["own", "generate"] = Field(
         "own",
