@@ -8,14 +8,19 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pydantic import Field
 
-from agentcli.common import no_progress_bars
+from agentcli.common import no_progress_bars, write_atomic
 from agentcli.config import CommandConfig
+from agentcli.data.jsonl import read_records
+from agentcli.envs.registry import BUILT_IN, get_spec, require_simulator
 from agentcli.errors import ModelUnavailableError, UsageError
+from agentcli.records import Episode, Step, item_id
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
@@ -28,14 +33,26 @@ END_OF_TURN = "<|im_end|>"
 PAD = "<|endoftext|>"
 SPECIAL_TOKENS = [PAD, "<|im_start|>", END_OF_TURN]
 
+CORPUS_FILE = "tokenizer_corpus.json"  # what text beyond the built-in corpus the tokenizer learned
+
 SMOLLM2_SYSTEM = "You are a helpful AI assistant named SmolLM, trained by Hugging Face"
 
 
 class TinyModelSettings(CommandConfig):
-    """The shape of a tiny random Llama (``build_tiny_model``); its seed is given apart."""
+    """The shape of a tiny random Llama and the text its tokenizer learns (``build_tiny_model``);
+    its seed is given apart."""
 
     hidden: int = Field(64, ge=8, description="Hidden size (the MLP is 4× wider).")
     layers: int = Field(2, ge=1, description="Transformer layers.")
+    corpus: list[str] = Field(
+        default_factory=list,
+        description="More text for the tokenizer, so that an env's names become one or two"
+        " tokens: an env (its expert plays its first corpus_items training items here) or a"
+        " file of episodes (a collect's demos.jsonl).",
+    )
+    corpus_items: int = Field(
+        100, ge=1, description="Training items each env of corpus plays for its text."
+    )
 
 
 def chatml_template(default_system: str | None = None) -> str:
@@ -108,6 +125,66 @@ def tokenizer_corpus() -> list[str]:
     return texts
 
 
+PLAYABLE = tuple(spec.name for spec in BUILT_IN)  # envs whose expert can play here
+
+
+def env_corpus(sources: Sequence[str], items: int) -> list[str]:
+    """The text of ``sources``: each an env, whose expert plays its first ``items`` training
+    items in this process, or a file of episodes. Every observation, action and listed action."""
+    texts = []
+    for source in sources:
+        if Path(source).is_file():
+            episodes = read_records(Path(source), Episode)
+        elif source in PLAYABLE:
+            episodes = play_expert(source, items)
+        else:
+            raise UsageError(
+                f"corpus {source!r} is neither a built-in environment ({', '.join(PLAYABLE)})"
+                " nor a file of episodes (a collect's demos.jsonl)"
+            )
+        texts += [text for episode in episodes for text in episode_texts(episode)]
+    return texts
+
+
+def episode_texts(episode: Episode) -> list[str]:
+    """What an episode says: its instruction, each observation, action and listed action."""
+    texts = [episode.instruction]
+    for step in episode.steps:
+        texts += [step.observation, step.action, *(step.candidate_actions or [])]
+    return texts + ([episode.final_observation] if episode.final_observation else [])
+
+
+def play_expert(env: str, items: int) -> list[Episode]:
+    """The env's expert on its first ``items`` training items, played here (no server)."""
+    spec = get_spec(env)
+    require_simulator(spec, otherwise="pass a file of its episodes as the corpus instead")
+    environment = spec.load()
+    if "train" not in environment.splits():
+        raise UsageError(f"{env} has no train split to take its corpus from: pass a demos file")
+    episodes = []
+    session = environment.open_session()
+    try:
+        for index in environment.splits()["train"][:items]:
+            transition, steps = session.reset(index), []
+            first = transition.observation
+            for _ in range(spec.max_rounds):
+                action = session.expert_action()
+                if transition.done or action is None:
+                    break
+                offered = transition.available_actions
+                observation = transition.observation
+                transition = session.step(action)
+                steps.append(Step(observation=observation, action=action,
+                                  candidate_actions=offered))  # fmt: skip
+            episodes.append(
+                Episode(item_id=item_id(env, index), env=env, instruction=first, steps=steps,
+                        final_observation=transition.observation, n_steps=len(steps))
+            )  # fmt: skip
+    finally:
+        session.close()
+    return episodes
+
+
 def train_tokenizer(texts: list[str], vocab_size: int) -> PreTrainedTokenizerBase:
     """A byte-level BPE tokenizer (any text encodes) with ChatML special tokens."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
@@ -139,18 +216,24 @@ def build_tiny_model(
     heads: int = 4,
     vocab_size: int = 2048,
     max_positions: int = 2048,
+    corpus: Sequence[str] = (),
+    corpus_items: int = 100,
 ) -> Path:
-    """A randomly initialised Llama and its tokenizer, written to ``out`` (seconds, offline).
+    """A randomly initialised Llama and its tokenizer, written to ``out`` (seconds, offline;
+    a minute or more to play an env's expert for ``corpus``).
 
     The same arguments give byte-identical weights. ``vocab_size`` is an upper bound: the
-    model's vocabulary is whatever the tokenizer learned.
+    model's vocabulary is whatever the tokenizer learned. The tokenizer learns
+    ``tokenizer_corpus()`` and, given ``corpus``, ``env_corpus(corpus, corpus_items)`` after
+    it; what that was is kept in ``tokenizer_corpus.json``.
     """
     if hidden % heads:
         raise UsageError(f"hidden size {hidden} must be a multiple of the {heads} attention heads")
+    extra = env_corpus(corpus, corpus_items)
     import torch
     from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
 
-    tokenizer = train_tokenizer(tokenizer_corpus(), vocab_size)
+    tokenizer = train_tokenizer(tokenizer_corpus() + extra, vocab_size)
     config = LlamaConfig(
         vocab_size=len(tokenizer),
         hidden_size=hidden,
@@ -175,6 +258,10 @@ def build_tiny_model(
     with no_progress_bars():
         model.save_pretrained(out)
     tokenizer.save_pretrained(out)
+    if corpus:
+        learned = {"corpus": list(corpus), "corpus_items": corpus_items, "texts": len(extra),
+                   "sha256": hashlib.sha256("\0".join(extra).encode()).hexdigest()}  # fmt: skip
+        write_atomic(out / CORPUS_FILE, json.dumps(learned, indent=2) + "\n")
     return out
 
 

@@ -18,6 +18,8 @@ app = typer.Typer(
 # The shape's options are TinyModelSettings' fields: their type, default, bounds and help.
 HIDDEN = _options.Option().parameter("hidden", TinyModelSettings)
 LAYERS = _options.Option().parameter("layers", TinyModelSettings)
+CORPUS = _options.Option().parameter("corpus", TinyModelSettings)
+CORPUS_ITEMS = _options.Option().parameter("corpus_items", TinyModelSettings)
 
 
 @app.command()
@@ -26,17 +28,24 @@ def tiny(
     seed: Annotated[int, typer.Option(help="Seed of the random weights.")] = 0,
     hidden: HIDDEN.annotation = HIDDEN.default,
     layers: LAYERS.annotation = LAYERS.default,
+    corpus: CORPUS.annotation = CORPUS.default,
+    corpus_items: CORPUS_ITEMS.annotation = CORPUS_ITEMS.default,
 ) -> None:
     """A tiny random Llama and a tokenizer trained on the environments' text (seconds).
 
     For wiring tests and quick runs: it learns fast but knows nothing. The quickstart's
-    student is --hidden 128 --layers 4 (1.5M parameters).
+    student is --hidden 128 --layers 4 (1.5M parameters). --corpus ENV (or a demos file) also
+    teaches the tokenizer that env's text, so that its names are one or two tokens (ALFWorld's
+    `sidetable 2`: 6 tokens without).
     Example: agentgym model tiny --out models/tiny
     """
     from agentcli.models import build_tiny_model
 
     with stderr.status("building the tiny model…"):
-        path = build_tiny_model(out, seed=seed, hidden=hidden, layers=layers)
+        path = build_tiny_model(
+            out, seed=seed, hidden=hidden, layers=layers, corpus=corpus or (),
+            corpus_items=corpus_items,
+        )  # fmt: skip
     stdout.print(f"tiny model written to {path}", highlight=False)
 
 

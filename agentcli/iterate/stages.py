@@ -78,7 +78,10 @@ class _Plan:
         settings = built.tiny
 
         def run() -> str:
-            build_tiny_model(out, seed=seed, hidden=settings.hidden, layers=settings.layers)
+            build_tiny_model(
+                out, seed=seed, hidden=settings.hidden, layers=settings.layers,
+                corpus=settings.corpus, corpus_items=settings.corpus_items,
+            )  # fmt: skip
             shape = f"hidden {settings.hidden}, {settings.layers} layers"
             return f"tiny model ({shape}, seed {seed}) → {out}"
 

@@ -24,8 +24,15 @@ def test_the_model_page_builds_both_models_and_smollm2_acts(tmp_path):
     from agentcli.policy.local import LocalModelPolicy
 
     run_page("model.md", tmp_path)
-    for name in ("tiny", "smollm2-135m"):
+    for name in ("tiny", "tiny-alfworld", "smollm2-135m"):
         assert (tmp_path / "models" / name / "model.safetensors").is_file(), name
+    # the page's numbers: ALFWorld's names in fewer tokens once the tokenizer learned its text
+    for text, plain, learned in ((" sidetable 2", 6, 2),
+                                 (" take creditcard 2 from coffeetable 1", 14, 6)):  # fmt: skip
+        for name, count in (("tiny", plain), ("tiny-alfworld", learned)):
+            tokenizer = AutoTokenizer.from_pretrained(tmp_path / "models" / name)
+            assert len(tokenizer(text)["input_ids"]) == count, (name, text)
+    assert (tmp_path / "models" / "tiny-alfworld" / models.CORPUS_FILE).is_file()
     out = tmp_path / "models" / "smollm2-135m"
     exported = AutoTokenizer.from_pretrained(out)
     gguf = models.smollm2_gguf()

