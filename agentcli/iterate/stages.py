@@ -61,6 +61,9 @@ def iteration_stages(config: IterateConfig, progress: Progress) -> list[Stage]:
     return stages
 
 
+_NO_CORPUS = {"corpus", "corpus_items"}
+
+
 class _Plan:
     """Builds each stage's config (validated now, before anything runs) and its work."""
 
@@ -88,7 +91,12 @@ class _Plan:
         return Stage(
             name="student",
             iteration=self.k,
-            config={"tiny": settings.model_dump(), "seed": seed},
+            # a student without a corpus keeps the settings it had before the corpus existed,
+            # so that a run built then resumes as the same run
+            config={
+                "tiny": settings.model_dump(exclude=_NO_CORPUS if not settings.corpus else None),
+                "seed": seed,
+            },  # fmt: skip
             inputs=[],
             outputs=[out],
             run=run,
