@@ -1,5 +1,7 @@
 """Metrics over Episodes: success rate, mean score and mean steps, per env and per category,
-each rate and mean with its standard error; ``metrics.json`` also names what was evaluated."""
+each rate and mean with its standard error; ``metrics.json`` also names what was evaluated,
+how the episodes ended and, where the env sorts its actions into kinds, how many steps of each
+kind the policy took."""
 
 from __future__ import annotations
 
@@ -8,14 +10,16 @@ import io
 import json
 import math
 import statistics
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentcli.common import END_ERROR, write_atomic
+from agentcli.conversation import is_invalid_reply
 from agentcli.data.jsonl import read_records
+from agentcli.envs.base import ActionKinds
 from agentcli.envs.registry import get_spec
 from agentcli.records import Episode, parse_item_id
 from agentcli.resume import settings_digest, settings_path
@@ -38,6 +42,15 @@ class Metrics:
     # new columns go last: summary.csv keeps the order of these fields
     success_se: float  # standard error of success_rate
     score_se: float  # standard error of mean_score
+    # metrics.json only (summary.csv keeps the columns above): episodes per end reason
+    # (``Episode.meta["end_reason"]``: done, max_rounds, context_exceeded, error), and, where
+    # the env sorts its actions into kinds (``EnvSpec.action_kinds``), steps per kind
+    ends: dict[str, int] = field(default_factory=dict)
+    action_kinds: dict[str, int] = field(default_factory=dict)
+
+
+_JSON_ONLY = ("ends", "action_kinds")  # a count per name: no column of summary.csv
+SUMMARY_COLUMNS = [name for name in Metrics.__dataclass_fields__ if name not in _JSON_ONLY]
 
 
 def standard_error(values: list[float]) -> float:
@@ -46,7 +59,23 @@ def standard_error(values: list[float]) -> float:
     return statistics.pstdev(values) / math.sqrt(len(values))
 
 
-def _summarise(env: str, category: str, episodes: list[Episode]) -> Metrics:
+def count_action_kinds(episodes: Iterable[Episode], kinds: ActionKinds) -> dict[str, int]:
+    """Steps per kind of action, every kind listed (0 where none was taken). A step after a
+    reply with no action shows the notice that answered it, not a page: its action was taken
+    on the page before."""
+    counts: Counter[str] = Counter()
+    for episode in episodes:
+        page = ""
+        for step in episode.steps:
+            if not is_invalid_reply(step.observation):
+                page = step.observation
+            counts[kinds.classify(page, step.action, step.candidate_actions)] += 1
+    return {name: counts[name] for name in kinds.names}
+
+
+def _summarise(
+    env: str, category: str, episodes: list[Episode], kinds: ActionKinds | None = None
+) -> Metrics:
     count = len(episodes)
     successes = [float(e.success) for e in episodes]
     scores = [e.reward for e in episodes]
@@ -62,6 +91,10 @@ def _summarise(env: str, category: str, episodes: list[Episode]) -> Metrics:
         errors=sum(e.meta.get("end_reason") == END_ERROR for e in episodes),
         success_se=standard_error(successes),
         score_se=standard_error(scores),
+        ends=dict(
+            sorted(Counter(e.meta.get("end_reason") or "unrecorded" for e in episodes).items())
+        ),
+        action_kinds=count_action_kinds(episodes, kinds) if kinds else {},
     )
 
 
@@ -77,14 +110,18 @@ def compute_metrics(episodes: Iterable[Episode]) -> list[Metrics]:
         by_env[episode.env].append(episode)
     rows = []
     for env, env_episodes in sorted(by_env.items()):
-        rows.append(_summarise(env, ALL, env_episodes))
-        categorise = get_spec(env).categories
+        spec = get_spec(env)
+        rows.append(_summarise(env, ALL, env_episodes, spec.action_kinds))
+        categorise = spec.categories
         if categorise is None:
             continue
         by_category: dict[str, list[Episode]] = defaultdict(list)
         for episode in env_episodes:
             by_category[categorise(parse_item_id(episode.item_id)[1])].append(episode)
-        rows += [_summarise(env, name, group) for name, group in sorted(by_category.items())]
+        rows += [
+            _summarise(env, name, group, spec.action_kinds)
+            for name, group in sorted(by_category.items())
+        ]
     return rows
 
 
@@ -108,12 +145,11 @@ def write_metrics(
     """``summary.csv`` (one row per env and category) and ``metrics.json``, whose rows also
     carry ``identity`` (``evaluated``), atomically."""
     table = io.StringIO()
-    writer = csv.DictWriter(table, fieldnames=list(Metrics.__dataclass_fields__))
+    writer = csv.DictWriter(table, fieldnames=SUMMARY_COLUMNS)
     writer.writeheader()
     for row in rows:
-        writer.writerow(
-            {k: round(v, 4) if isinstance(v, float) else v for k, v in asdict(row).items()}
-        )
+        values = {k: v for k, v in asdict(row).items() if k in SUMMARY_COLUMNS}
+        writer.writerow({k: round(v, 4) if isinstance(v, float) else v for k, v in values.items()})
     write_atomic(out_dir / "summary.csv", table.getvalue())
     rows_json = [asdict(row) | (identity or {}) for row in rows]
     write_atomic(out_dir / "metrics.json", json.dumps(rows_json, indent=2) + "\n")

@@ -86,6 +86,20 @@ class Environment(Protocol):
 
 
 @dataclass(frozen=True)
+class ActionKinds:
+    """How an env sorts a recorded step into kinds of action, for eval's breakdown of what a
+    policy did (webshop: search, open a result, choose an option, buy, ...).
+
+    ``classify(page, action, candidates)`` reads only what an Episode's step holds: the text
+    of the page the action was taken on, the action (empty for a reply with no action) and
+    the candidate actions where the record has them; it answers one of ``names``, the kinds
+    in the order a report lists them."""
+
+    names: tuple[str, ...]
+    classify: Callable[[str, str, list[str] | None], str]
+
+
+@dataclass(frozen=True)
 class EnvSpec:
     """What the rest of agentgym knows about an environment without importing its simulator.
 
@@ -135,3 +149,6 @@ class EnvSpec:
     # a task's first observation -> our index of the item it states, or None: AgentGym's
     # records of the env get our id of their task (textcraft's states its goal)
     index_of_task: Callable[[str], int | None] | None = None
+    # how the env sorts its steps into kinds of action (eval counts the steps of each kind);
+    # None: it does not
+    action_kinds: ActionKinds | None = None

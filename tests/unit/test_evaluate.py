@@ -8,8 +8,9 @@ import json
 
 import pytest
 
+from agentcli.conversation import invalid_reply_observation
 from agentcli.evaluate import compute_metrics, evaluated, write_metrics
-from agentcli.records import Episode
+from agentcli.records import Episode, Step
 from agentcli.resume import settings_digest
 
 # the columns summary.csv had before it had standard errors: readers of them keep working
@@ -69,3 +70,39 @@ def test_metrics_json_names_the_model_its_weights_and_the_settings(tmp_path):
                                        "model_name": "gpt-4o-mini"}}  # fmt: skip
     assert evaluated(endpoint)["model"] == "gpt-4o-mini"
     assert evaluated(endpoint)["settings_digest"] != row["settings_digest"]
+
+
+SEARCH_PAGE = "WebShop [SEP] Instruction: [SEP] i need socks [SEP] Search"
+RESULTS_PAGE = (
+    "Instruction: [SEP] i need socks [SEP] Back to Search [SEP] Page 1 (Total results: 1)"
+    " [SEP] Next > [SEP] B01ABCDEFG [SEP] Cozy Wool Hiking Socks [SEP] $10.99"
+)
+
+
+def test_metrics_json_counts_how_episodes_ended_and_each_kind_of_step(tmp_path):
+    """Webshop sorts its steps into kinds: metrics.json counts them, and how the episodes
+    ended; summary.csv keeps its columns. A step after a reply with no action shows the
+    notice that answered it: its action was taken on the page before."""
+    notice = invalid_reply_observation("no 'Action:' line in the reply")
+    opened = [(SEARCH_PAGE, "search[socks]"), (RESULTS_PAGE, ""), (notice, "click[b01abcdefg]")]
+    wandered = [(SEARCH_PAGE, "click[socks]"), (SEARCH_PAGE, "search[socks]"),
+                (RESULTS_PAGE, "click[next >]")]  # fmt: skip
+    played = [
+        Episode(item_id=f"webshop_{i}", env="webshop", instruction="", reward=reward,
+                success=reward == 1.0, meta={"end_reason": end},
+                steps=[Step(observation=page, action=action) for page, action in steps])
+        for i, (steps, reward, end) in enumerate(
+            [(opened, 1.0, "done"), (wandered, 0.0, "max_rounds")]
+        )
+    ]  # fmt: skip
+    write_metrics(compute_metrics(played), tmp_path, evaluated(SETTINGS))
+    [row] = json.loads((tmp_path / "metrics.json").read_text())
+    assert row["ends"] == {"done": 1, "max_rounds": 1}
+    assert row["action_kinds"] == {
+        "search": 2, "result": 1, "option": 0, "buy": 0, "navigate": 1, "invalid": 2,
+    }  # fmt: skip
+    with (tmp_path / "summary.csv").open() as file:
+        assert list(next(csv.DictReader(file))) == [*EARLIER_COLUMNS, "success_se", "score_se"]
+    # an env that sorts no actions: no kinds, its ends all the same
+    [textcraft] = compute_metrics(episodes([1.0]))
+    assert (textcraft.action_kinds, textcraft.ends) == ({}, {"unrecorded": 1})

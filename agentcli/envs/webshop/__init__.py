@@ -3,7 +3,8 @@
 ``catalog`` reads products in WebShop's file formats (its real files under ``WEBSHOP_DATA``,
 else ``generate``'s), ``goals`` builds its synthetic goals in AgentGym's order, ``search``
 ranks as its Lucene index does, ``pages`` renders, ``reward`` scores a purchase, ``session``
-steps and ``expert`` advises. Importing this package imports none of the search libraries.
+steps (reading an action as ``actions`` does, which also sorts a recorded step into its kind
+for eval) and ``expert`` advises. Importing this package imports none of the search libraries.
 ``WIRE`` is AgentGym's webshop server's (``env_idx``, ``session_id``, ``state``).
 """
 
@@ -11,7 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentcli.envs.base import EnvSpec
+from agentcli.envs.base import ActionKinds, EnvSpec
+from agentcli.envs.webshop import actions
 from agentcli.envs.webshop.reward import noun_tagger, stand_in_note
 from agentcli.envs.wire.format import ResetRequest, WireFormat
 
@@ -87,4 +89,5 @@ SPEC = EnvSpec(
         "/instruction_text": instruction_text,
         "/state": state,
     },
+    action_kinds=ActionKinds(actions.KINDS, actions.action_kind),
 )

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import os
 import random
-import re
 from pathlib import Path
 from typing import Any
 
 from agentcli.envs.base import PromptStyle, Transition
 from agentcli.envs.webshop import expert, pages, webpage
+from agentcli.envs.webshop.actions import parse_action
 from agentcli.envs.webshop.browser import Browser
 from agentcli.envs.webshop.catalog import (
     HUMAN_FILE,
@@ -42,12 +42,6 @@ GOALS_ENV_VAR = "WEBSHOP_GOALS"
 SHOW_ATTRS_ENV_VAR = "WEBSHOP_SHOW_ATTRS"
 # WebShop's baselines test on goals 0-499 (baseline_models/env.py; 500-1499 are its eval set)
 TEST_GOALS = 500
-ACTION = re.compile(r"(.+)\[(.+)\]")
-
-
-def parse_action(action: str) -> tuple[str, str | None]:
-    match = ACTION.match(action)
-    return (match.group(1), match.group(2)) if match else (action, None)
 
 
 class WebShopEnvironment:

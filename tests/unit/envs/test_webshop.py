@@ -10,6 +10,7 @@ import random
 import pytest
 
 from agentcli.envs.webshop import SPEC, generate
+from agentcli.envs.webshop.actions import action_kind, read_page
 from agentcli.envs.webshop.catalog import read_catalog
 from agentcli.envs.webshop.goals import synthetic_goals
 from agentcli.envs.webshop.reward import (
@@ -363,3 +364,59 @@ def test_random_search_draws_50_again_on_each_page_and_again_alike_on_a_replay()
     played = draws()
     assert len(set(played[0])) == 50 and played[0] != played[1]
     assert draws() == played  # the same goal's actions replayed draw the same products
+
+
+def _page_and_kind(session, action):
+    """The page ``action`` is taken on, its kind as the records tell it, and the next page."""
+    page = session.browser.page
+    kind = action_kind(page.observation, action)
+    return page, kind, session.step(action)
+
+
+def test_each_step_is_sorted_into_its_kind_from_the_page_text_alone(session):
+    played = [
+        ("click[b07xyz1234]", "invalid"),  # the search page lists no product
+        ("search[Sneakers]", "search"),
+        ("click[next >]", "navigate"),
+        ("click[< prev]", "navigate"),
+        ("click[B07XYZ1234]", "result"),  # the session lowercases the argument
+        ("click[red]", "option"),
+        ("click[purple]", "invalid"),  # no such option
+        ("click[description]", "navigate"),
+        ("click[buy now]", "invalid"),  # not on a sub-page
+        ("click[< prev]", "navigate"),
+        ("click[10]", "option"),
+        ("look", "invalid"),
+        ("", "invalid"),  # a reply with no action
+        ("click[search]", "invalid"),
+        ("click[buy now]", "buy"),
+    ]
+    for action, expected in played:
+        page, kind, after = _page_and_kind(session, action)
+        assert kind == expected, (action, page.observation)
+        # invalid exactly where the session leaves the page as it was
+        moved = after.observation != page.observation or after.done
+        assert (kind == "invalid") == (not moved and action not in ("click[red]", "click[10]"))
+    assert session.browser.score == 1.0
+
+
+def test_a_pages_clickables_read_back_from_its_text_as_the_session_takes_them(session):
+    """Read back, a page's clickables are the session's, plus on an item page its option
+    names (its text shows no difference between a name and a value)."""
+    actions = ["search[sneakers]", "click[next >]", "click[< prev]", "click[b07xyz1234]",
+               "click[features]", "click[< prev]", "click[reviews]", "click[< prev]"]  # fmt: skip
+    seen = {"search": {"search"}}
+    assert read_page(session.browser.page.observation) == ("search", frozenset({"search"}))
+    for action in actions:
+        session.step(action)
+        page, browser = session.browser.page, session.browser
+        kind, clickables = read_page(page.observation)
+        names = set(browser.product.options) if kind == "item" else set()
+        assert kind == browser.kind and clickables == set(page.clickables) | names, action
+        seen[kind] = clickables
+    assert set(seen) == {"search", "results", "item", "sub"}
+    done = session.step("click[buy now]").observation
+    assert read_page(done) == ("done", frozenset())
+    # the candidates of a record decide where it has them
+    assert action_kind("anything", "click[red]", ["click[red]"]) == "option"
+    assert action_kind("anything", "click[red]", ["click[blue]"]) == "invalid"
