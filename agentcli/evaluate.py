@@ -14,9 +14,9 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 
-from agentcli.common import END_ERROR, write_atomic
+from agentcli.common import END_ERROR, EndReason, write_atomic
 from agentcli.conversation import is_invalid_reply
 from agentcli.data.jsonl import read_records
 from agentcli.envs.base import ActionKinds
@@ -59,6 +59,14 @@ def standard_error(values: list[float]) -> float:
     return statistics.pstdev(values) / math.sqrt(len(values))
 
 
+def count_ends(episodes: list[Episode]) -> dict[str, int]:
+    """Episodes per end reason, every reason listed in ``EndReason``'s order (0 where none
+    ended so); a record that names none (imported) counts as ``unrecorded``."""
+    counts = Counter(episode.meta.get("end_reason") or "unrecorded" for episode in episodes)
+    reasons = [*get_args(EndReason), *sorted(set(counts) - set(get_args(EndReason)))]
+    return {reason: counts[reason] for reason in reasons}
+
+
 def count_action_kinds(episodes: Iterable[Episode], kinds: ActionKinds) -> dict[str, int]:
     """Steps per kind of action, every kind listed (0 where none was taken). A step after a
     reply with no action shows the notice that answered it, not a page: its action was taken
@@ -91,9 +99,7 @@ def _summarise(
         errors=sum(e.meta.get("end_reason") == END_ERROR for e in episodes),
         success_se=standard_error(successes),
         score_se=standard_error(scores),
-        ends=dict(
-            sorted(Counter(e.meta.get("end_reason") or "unrecorded" for e in episodes).items())
-        ),
+        ends=count_ends(episodes),
         action_kinds=count_action_kinds(episodes, kinds) if kinds else {},
     )
 

@@ -101,21 +101,40 @@ def _show_run(title: str, rows: list[Row], comparisons: list[Comparison]) -> Non
         for row in rows
         for task_type in row.task_types
     ]  # fmt: skip
-    _show_task_types(f"{title} by task type", "success ± standard error (items)", typed)
+    _show_breakdown(f"{title} by task type", "success ± standard error (items)", "task type", typed)
+    steps = [
+        (row.env, kind, model_label(row.iteration), _share(count, sum(row.action_kinds.values())))
+        for row in rows
+        for kind, count in row.action_kinds.items()
+    ]
+    ended = {end for row in rows if row.action_kinds for end, count in row.ends.items() if count}
+    steps += [
+        (row.env, f"ended: {end}", model_label(row.iteration), _share(count, row.episodes))
+        for row in rows
+        if row.action_kinds
+        for end, count in row.ends.items()
+        if end in ended
+    ]
+    _show_breakdown(
+        f"{title} by action kind", "steps of each kind (share of steps); episodes by how they"
+        " ended (share of items)", "kind", steps,
+    )  # fmt: skip
     for c in comparisons:
         result(comparison_line(c))
 
 
-def _show_task_types(title: str, caption: str, cells: list[tuple[str, str, str, str]]) -> None:
-    """A table of (env, task type, model, text) cells: a line per env and type, a column per
-    model; nothing where no env has types."""
+def _show_breakdown(
+    title: str, caption: str, label: str, cells: list[tuple[str, str, str, str]]
+) -> None:
+    """A table of (env, name, model, text) cells: a line per env and name (a task type, a
+    kind of action), a column per model; nothing where there are no cells."""
     if not cells:
         return
     models = list(dict.fromkeys(model for _, _, model, _ in cells))
     found = {(env, name, model): text for env, name, model, text in cells}
     table = Table(title=title, caption=caption, box=box.SIMPLE_HEAD)
-    for column in ("env", "task type", *models):
-        table.add_column(column, justify="left" if column in ("env", "task type") else "right")
+    for column in ("env", label, *models):
+        table.add_column(column, justify="left" if column in ("env", label) else "right")
     for env, name in dict.fromkeys((env, name) for env, name, _, _ in cells):
         table.add_row(env, name, *(found.get((env, name, model), "-") for model in models))
     stdout.print(table)
@@ -138,7 +157,9 @@ def _show_sweep(sweep: Sweep) -> None:
          f"{100 * s.mean:.1f}% ({_points(s.sd)})")
         for s in sweep.task_types
     ]  # fmt: skip
-    _show_task_types(f"{sweep.run} by task type", "mean success across seeds (sd)", typed)
+    _show_breakdown(
+        f"{sweep.run} by task type", "mean success across seeds (sd)", "task type", typed
+    )
     for d in sweep.differences:
         result(across_seeds_line(d))
 
@@ -174,6 +195,10 @@ def _show_beside(published: Path, rows: list[Beside]) -> None:
                 f"{100 * b.spread.high:.1f}%, mean {100 * b.spread.mean:.1f}%"
             )
         result(f"{here}, {same}{spread}")
+
+
+def _share(count: int, total: int) -> str:
+    return f"{count} ({100 * count / total:.0f}%)" if total else str(count)
 
 
 def _points(value: float | None) -> str:

@@ -14,7 +14,7 @@ import csv
 import io
 import json
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -60,6 +60,11 @@ class Row:
     # success per task type, where the env sorts its items into types (``EnvSpec.categories``:
     # alfworld's six, sciworld's tasks, babyai's levels); empty where it does not
     task_types: tuple[TaskType, ...] = ()
+    # steps per kind of action, where the env sorts its actions (``EnvSpec.action_kinds``:
+    # webshop's search, result, option, buy, navigate, invalid); episodes per end reason
+    # (done, max_rounds, ...); both empty where the eval's metrics.json does not say
+    action_kinds: dict[str, int] = field(default_factory=dict)
+    ends: dict[str, int] = field(default_factory=dict)
 
     @property
     def success_se(self) -> float:
@@ -131,6 +136,8 @@ def read_report(run: Path) -> list[Row]:
                         model=_within(layout.root, metrics.get("model")),
                         seed=manifest.seed,
                         task_types=_task_types(metrics_rows, env),
+                        action_kinds=metrics.get("action_kinds") or {},
+                        ends=metrics.get("ends") or {},
                     )
                 )
     if not rows:
@@ -165,8 +172,8 @@ def paired_comparisons(run: Path, rows: list[Row]) -> list[Comparison]:
 
 def write_report(run: Path) -> tuple[list[Row], list[Comparison]]:
     """Read the run's report and write it beside its manifest: ``report.csv`` (a row per
-    iteration and env, with its comparisons), ``report.json`` (the rows, then the
-    comparisons) and ``report.png``."""
+    iteration and env, with its comparisons), ``report.json`` (the rows, the comparisons,
+    then each row's task types, kinds of action and ends) and ``report.png``."""
     rows = read_report(run)
     comparisons = paired_comparisons(run, rows)
     write_atomic(run / CSV_NAME, report_csv(rows, comparisons))
@@ -174,6 +181,8 @@ def write_report(run: Path) -> tuple[list[Row], list[Comparison]]:
         "rows": [row_record(row) for row in rows],
         "comparisons": [asdict(c) for c in comparisons],
         "task_types": task_type_records(rows),
+        "action_kinds": action_kind_records(rows),
+        "ends": end_records(rows),
     }
     write_atomic(run / JSON_NAME, json.dumps(document, indent=2) + "\n")
     plot_report(rows, run / PLOT_NAME, title=run.name)
@@ -210,6 +219,27 @@ def task_type_records(rows: list[Row]) -> list[dict[str, Any]]:
         }
         for row in rows
         for task_type in row.task_types
+    ]
+
+
+def action_kind_records(rows: list[Row]) -> list[dict[str, Any]]:
+    """Each row's steps of each kind of action (and their share of its steps), a record per
+    model, env and kind, keyed as the rows; none for an env that sorts no actions."""
+    return [
+        {**_model_record(row), "action_kind": kind, "steps": steps,
+         "share": steps / total if (total := sum(row.action_kinds.values())) else 0.0}
+        for row in rows
+        for kind, steps in row.action_kinds.items()
+    ]  # fmt: skip
+
+
+def end_records(rows: list[Row]) -> list[dict[str, Any]]:
+    """How each row's episodes ended (``done``: the env said so, for webshop a purchase;
+    ``max_rounds``: out of turns; ...), a record per model, env and end reason."""
+    return [
+        {**_model_record(row), "end": end, "items": count, "share": count / row.episodes}
+        for row in rows
+        for end, count in row.ends.items()
     ]
 
 

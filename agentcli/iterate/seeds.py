@@ -4,9 +4,10 @@ model is not one.
 ``agentgym iterate --seeds A-B`` runs one config once per seed, each in its own run
 (``<run>/seed<N>``, see ``agentcli.run_layout``). ``write_sweep_report`` reads each seed's report
 (``agentcli.iterate.report``) and writes, beside the seeds' folders, ``report.json``: every
-seed's rows and paired comparisons (each with its ``seed``), then across the seeds each
-model's success (mean, sample deviation, min and max) and each comparison's difference (mean,
-its standard error across the seeds, min, max, and the seeds where the model came out ahead),
+seed's rows and paired comparisons (each with its ``seed``; so are its task types, kinds of
+action and ends), then across the seeds each model's success (mean, sample deviation, min and
+max) and each comparison's difference (mean, its standard error across the seeds, min, max,
+and the seeds where the model came out ahead),
 then ``timings`` (each seed's stage times and the machine's load: the only part that differs
 when the same seeds run again). ``report.csv`` holds the same rows, and ``report.png`` draws
 each seed and their mean.
@@ -37,7 +38,9 @@ from agentcli.iterate.report import (
     NotEvaluatedError,
     Row,
     TypeBar,
+    action_kind_records,
     draw_task_types,
+    end_records,
     model_label,
     paired_comparisons,
     read_report,
@@ -144,6 +147,10 @@ def sweep_document(sweep: Sweep) -> dict[str, Any]:
         "task_types": [
             record for report in sweep.seeds for record in task_type_records(report.rows)
         ],
+        "action_kinds": [
+            record for report in sweep.seeds for record in action_kind_records(report.rows)
+        ],
+        "ends": [record for report in sweep.seeds for record in end_records(report.rows)],
         "students": _students(sweep),
         "across_seeds": {
             "rows": [_spread_record(spread) for spread in sweep.spreads],

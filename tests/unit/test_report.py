@@ -288,3 +288,59 @@ def test_a_run_without_task_types_plots_one_panel(tmp_path):
     figure = report_figure(read_report(make_run(tmp_path / "run").root), title="run")
     assert len(figure.axes) == 1
     plt.close(figure)
+
+
+KINDS = {
+    "0": {"search": 6, "result": 2, "option": 0, "buy": 0, "navigate": 0, "invalid": 12},
+    "1": {"search": 4, "result": 4, "option": 3, "buy": 3, "navigate": 1, "invalid": 5},
+}
+ENDS = {
+    "0": {"done": 0, "max_rounds": 4, "context_exceeded": 0, "error": 0},
+    "1": {"done": 3, "max_rounds": 1, "context_exceeded": 0, "error": 0},
+}
+
+
+def kinds_run(base):
+    """``make_run`` whose textcraft evals of iterations 0 and 1 hold the counts eval writes for
+    an env that sorts its actions into kinds (webshop's), 4 items each."""
+    layout = make_run(base)
+    for label, kinds in KINDS.items():
+        metrics = Metrics("textcraft", "all", 4, 0.5, 0.5, 5.0, 0, 0.25, 0.25,
+                          ends=ENDS[label], action_kinds=kinds)  # fmt: skip
+        write_metrics([metrics], layout.env("textcraft").eval(int(label)), {"split": "test"})
+    return layout
+
+
+def test_the_report_counts_each_kind_of_step_and_how_episodes_ended(tmp_path):
+    from tests.support.cli import agentgym
+
+    layout = kinds_run(tmp_path / "run")
+    rows = {(row.iteration, row.env): row for row in read_report(layout.root)}
+    assert rows[("1", "textcraft")].action_kinds == KINDS["1"]
+    assert rows[("1", "textcraft")].ends == ENDS["1"]
+    assert rows[("control", "textcraft")].action_kinds == {}  # its metrics hold no kinds
+
+    write_report(layout.root)
+    document = json.loads((layout.root / "report.json").read_text())
+    kinds = {(k["iteration"], k["action_kind"]): k for k in document["action_kinds"]}
+    assert len(kinds) == 12 and {k["env"] for k in document["action_kinds"]} == {"textcraft"}
+    assert (kinds[(1, "buy")]["steps"], kinds[(1, "buy")]["share"]) == (3, 0.15)
+    assert kinds[(0, "invalid")]["share"] == 0.6 and kinds[(0, "invalid")]["seed"] == 0
+    ends = {(e["iteration"], e["control"], e["env"], e["end"]): e for e in document["ends"]}
+    assert (ends[(1, False, "textcraft", "done")]["items"],
+            ends[(1, False, "textcraft", "done")]["share"]) == (3, 0.75)  # fmt: skip
+    with (layout.root / "report.csv").open() as file:  # its lines stay a line per model
+        assert len(list(csv.DictReader(file))) == 6
+
+    printed = agentgym("report", str(layout.root))
+    assert printed.returncode == 0, printed.stderr
+    table = printed.stdout[printed.stdout.index("by action kind") :]
+    lines = {" ".join(line.split()[1:3]) if "ended:" in line else line.split()[1]:
+             line.split()[2:] for line in table.splitlines()
+             if line.strip().startswith("textcraft")}  # fmt: skip
+    assert lines["buy"] == ["0", "(0%)", "3", "(15%)"]
+    assert lines["invalid"] == ["12", "(60%)", "5", "(25%)"]
+    assert lines["ended: done"][1:] == ["0", "(0%)", "3", "(75%)"]
+    assert lines["ended: max_rounds"][1:] == ["4", "(100%)", "1", "(25%)"]
+    assert "ended: error" not in table  # no model's episodes ended so
+    assert "by action kind" not in agentgym("report", str(make_run(tmp_path / "plain").root)).stdout
