@@ -147,6 +147,21 @@ def test_collect_gives_oracle_demos_that_succeed(tmp_path):
     assert all(episode.item_id.startswith("webshop_") for episode in episodes)
 
 
+def test_eval_counts_the_oracles_steps_by_kind_over_a_served_webshop(tmp_path):
+    """The oracle's episodes, played over AgentGym's wire (whose steps carry no candidate
+    actions): every step sorts into a kind its page takes, and each episode buys once."""
+    out = tmp_path / "eval"
+    run = agentgym("eval", "--env", "webshop", "--policy", "oracle", "--split", "train",
+                   "--limit", "8", "--out", str(out))  # fmt: skip
+    assert run.returncode == 0, run.stderr[-2000:]
+    [overall] = json.loads((out / "metrics.json").read_text())
+    kinds, episodes = overall["action_kinds"], read_records(out / "episodes.jsonl", Episode)
+    assert sum(kinds.values()) == sum(episode.n_steps for episode in episodes)
+    assert kinds["invalid"] == 0 and kinds["buy"] == 8 and kinds["result"] >= 8
+    assert kinds["search"] >= 8 and kinds["option"] > 0
+    assert overall["ends"]["done"] == 8 and overall["ends"]["max_rounds"] == 0
+
+
 @pytest.mark.slow
 def test_the_bc_tutorial_runs_as_written(tmp_path):
     block = bash_blocks(ROOT / "docs" / "environments" / "webshop.md")[0]
@@ -154,7 +169,11 @@ def test_the_bc_tutorial_runs_as_written(tmp_path):
     run = run_block(block, tmp_path, timeout=1200)
     assert run.returncode == 0, failure_text(run)
     metrics = tmp_path / "runs/eval/runs-webshop-model/webshop/metrics.json"
-    assert json.loads(metrics.read_text())[0]["episodes"] == 4
+    [overall] = json.loads(metrics.read_text())
+    assert overall["episodes"] == 4
+    # what the page says it holds: each step sorted into a kind, each episode's end
+    assert sum(overall["action_kinds"].values()) == overall["mean_steps"] * 4
+    assert sum(overall["ends"].values()) == 4
 
 
 def _rss_kb(pid: int) -> int:
