@@ -163,3 +163,21 @@ def test_each_task_type_across_the_seeds_in_the_files_and_the_printed_table(tmp_
     assert printed.returncode == 0, printed.stderr
     table = printed.stdout[printed.stdout.rindex("by task type") :]  # the last: across seeds
     assert "mean success across seeds" in table and "75.0% (35.4)" in table  # sd of 50, 100 %
+
+
+def test_each_seeds_action_kinds_and_ends_are_in_the_run_directorys_report_json(tmp_path):
+    for seed in WINS:
+        layout = seed_of_run(tmp_path, seed)
+        kinds = {"search": 2 + seed, "buy": 1}
+        metrics = Metrics(ENV, "all", 4, 0.75, 0.75, 1.0, 0, 0.0, 0.0,
+                          ends={"done": 3, "max_rounds": 1}, action_kinds=kinds)  # fmt: skip
+        write_metrics([metrics], layout.env(ENV).eval(1), {"split": "test", "model": "m"})
+    write_sweep_report(tmp_path)
+    document = json.loads((tmp_path / "report.json").read_text())
+    assert [(k["seed"], k["iteration"], k["action_kind"], k["steps"])
+            for k in document["action_kinds"]] == [
+        (0, 1, "search", 2), (0, 1, "buy", 1), (3, 1, "search", 5), (3, 1, "buy", 1),
+    ]  # fmt: skip
+    assert [(e["seed"], e["end"], e["items"]) for e in document["ends"]] == [
+        (0, "done", 3), (0, "max_rounds", 1), (3, "done", 3), (3, "max_rounds", 1),
+    ]  # fmt: skip
