@@ -362,7 +362,10 @@
   function metricsTable(metrics) {
     if (!Array.isArray(metrics) || !metrics.length) return null;
     const keys = Object.keys(metrics[0]);
-    const cell = (v) => h("td", { class: typeof v === "number" ? "num" : "" }, typeof v === "number" && !Number.isInteger(v) ? number(v, 3) : v);
+    // a count per name (ends, action_kinds) as "name count, ..."
+    const counts = (v) => Object.entries(v).map(([name, count]) => `${name} ${count}`).join(", ");
+    const cell = (v) => h("td", { class: typeof v === "number" ? "num" : "" },
+      typeof v === "number" && !Number.isInteger(v) ? number(v, 3) : v !== null && typeof v === "object" ? counts(v) : v);
     return h("details", { class: "metrics" }, h("summary", {}, "metrics.json"),
       h("table", {}, h("thead", {}, h("tr", {}, keys.map((k) => h("th", {}, k)))),
         h("tbody", {}, metrics.map((row) => h("tr", {}, keys.map((k) => cell(row[k])))))));
