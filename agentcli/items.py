@@ -87,14 +87,14 @@ def items_from_file(path: Path, env: str, goal_index: GoalIndex | None = None) -
         ) from None
     indices = []
     for text in ids:
-        if "/" in str(text):  # a goal id; another env's is refused below, by its name
-            named_env = str(text).partition("/")[0]
-            index = parse_goal_id(text, goal_index)[1] if named_env == env else -1
+        index: int | None
+        if "/" in str(text):  # a goal id, <env>/<goal>: looked up once its env is ours
+            named_env, index = str(text).partition("/")[0], None
         else:
             named_env, index = parse_item_id(text)
         if named_env != env:
             raise UsageError(f"{path} holds {text!r}, not a {env} item; pass --env {named_env}")
-        indices.append(index)
+        indices.append(parse_goal_id(text, goal_index)[1] if index is None else index)
     return list(dict.fromkeys(indices))
 
 

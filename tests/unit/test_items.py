@@ -64,3 +64,10 @@ def test_a_goal_id_textcraft_lacks_is_refused(tmp_path, item, message):
     env = item.split("/")[0]
     with pytest.raises(UsageError, match=message):
         items_from_file(path, env, get_spec(env).goal_index)
+
+
+def test_another_envs_goal_id_is_refused_by_its_env_before_its_goal_is_looked_up(tmp_path):
+    path = tmp_path / "items.json"
+    path.write_text(json.dumps([{"item_id": "textcraft/unobtainium"}]))
+    with pytest.raises(UsageError, match="not a babyai item; pass --env textcraft"):
+        items_from_file(path, "babyai")  # babyai has no goal ids: its lookup would refuse too
