@@ -68,13 +68,19 @@ def report(
         if published is not None:
             raise UsageError(f"--published compares a run directory of seeds: pass {path.parent}")
         rows, comparisons = write_report(path)
-        _show_run(str(path), rows, comparisons)
+        _show_run(_name(path), rows, comparisons)
     else:
         sweep = write_sweep_report(path)
         _show_sweep(sweep)
         if published is not None:
             _show_beside(published, beside_published(sweep, published))
     result(f"report → {', '.join(str(path / name) for name in (CSV_NAME, JSON_NAME, PLOT_NAME))}")
+
+
+def _name(run: Path) -> str:
+    """A run directory's name for a table's title: a whole path wraps the title over lines
+    (the paths are on the last line printed)."""
+    return run.resolve().name
 
 
 def _show_run(title: str, rows: list[Row], comparisons: list[Comparison]) -> None:
@@ -142,8 +148,8 @@ def _show_breakdown(
 
 def _show_sweep(sweep: Sweep) -> None:
     for report in sweep.seeds:
-        _show_run(f"{sweep.run} seed {report.seed}", report.rows, report.comparisons)
-    table = Table(title=f"{sweep.run} across seeds", box=box.SIMPLE_HEAD)
+        _show_run(f"{_name(sweep.run)} seed {report.seed}", report.rows, report.comparisons)
+    table = Table(title=f"{_name(sweep.run)} across seeds", box=box.SIMPLE_HEAD)
     for column in ("iter", "env", "seeds", "mean success", "sd", "min", "max"):
         table.add_column(column, justify="left" if column in ("iter", "env") else "right")
     for s in sweep.spreads:
@@ -158,7 +164,7 @@ def _show_sweep(sweep: Sweep) -> None:
         for s in sweep.task_types
     ]  # fmt: skip
     _show_breakdown(
-        f"{sweep.run} by task type", "mean success across seeds (sd)", "task type", typed
+        f"{_name(sweep.run)} by task type", "mean success across seeds (sd)", "task type", typed
     )
     for d in sweep.differences:
         result(across_seeds_line(d))

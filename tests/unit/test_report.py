@@ -334,7 +334,7 @@ def test_the_report_counts_each_kind_of_step_and_how_episodes_ended(tmp_path):
 
     printed = agentgym("report", str(layout.root))
     assert printed.returncode == 0, printed.stderr
-    table = printed.stdout[printed.stdout.index("by action kind") :]
+    table = printed.stdout[printed.stdout.index("action kind") :]  # its title may wrap: a long path
     lines = {" ".join(line.split()[1:3]) if "ended:" in line else line.split()[1]:
              line.split()[2:] for line in table.splitlines()
              if line.strip().startswith("textcraft")}  # fmt: skip
