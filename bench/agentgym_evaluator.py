@@ -13,8 +13,10 @@ Where this differs from AgentGym, it is so that both sides send the model the sa
 must produce the same actions: it renders the conversation with the model's chat template
 (AgentGym hard-codes Llama-2 `[INST]` text) and re-renders and re-tokenizes all of it every
 turn (AgentGym appends each new message's tokens, which costs the same model work); it caps
-replies at `max_new_tokens` (AgentGym: 4096 tokens in all); and it reads replies as agentgym
-does (the text up to the end of the action line, `agentcli.conversation.parse_reply`).
+replies at `max_new_tokens` (AgentGym: 4096 tokens in all); it ends an episode, as agentgym
+does, once the conversation and a reply no longer fit the model's positions (AgentGym goes on
+past them, which a model with learned positions cannot); and it reads replies as agentgym does
+(the text up to the end of the action line, `agentcli.conversation.parse_reply`).
 
 As a process (the actions of each item go to `--out` as JSON, `{item: [action, ...]}`):
 
@@ -64,11 +66,15 @@ class AgentGymStyleAgent:
         )
         self.new_tokens = 0
 
-    def reply(self, conversation: list[ChatMessage]) -> str:
+    def reply(self, conversation: list[ChatMessage]) -> str | None:
+        """The reply's text; None if the conversation and a reply do not fit the model."""
         text = self.tokenizer.apply_chat_template(
             chat_dicts(conversation), tokenize=False, add_generation_prompt=True
         )
         prompt = self.tokenizer(text, add_special_tokens=False, return_tensors="pt")
+        room = self.model.config.max_position_embeddings - self.config.max_new_tokens
+        if prompt["input_ids"].shape[1] > room:
+            return None
         prompt = prompt.to(self.model.device)
         with torch.inference_mode():
             output = self.model.generate(**prompt, generation_config=self.config)
@@ -87,6 +93,8 @@ async def episode_actions(
     steps: list[Step] = []
     for _ in range(max_rounds):
         text = agent.reply(student_messages(opening, steps, observation, DEFAULT_VIEW))
+        if text is None:
+            break
         parsed = parse_reply(text)
         if parsed.error:
             last = Transition(observation=invalid_reply_observation(parsed.error))

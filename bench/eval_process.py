@@ -233,6 +233,11 @@ def main() -> None:
                 + (f" (goal: {goal:g}x)" if goal else "")
                 + f"; same greedy actions on {same}/{len(items)} items"
             )
+            for index in [index for index in items if mine.actions[index] != theirs.actions[index]][
+                :2
+            ]:
+                print(f"  item {index}: agentgym eval {mine.actions[index]}")
+                print(f"  item {index}: AgentGym-style {theirs.actions[index]}")
         alone, relayed = one_item(url, model, work / "one", args)
         print(
             f"agentgym eval, 1 item x 1 round: {alone:.2f} s with its own env server "
