@@ -18,9 +18,11 @@ It imports only the standard library at import time (transformers inside
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -62,17 +64,27 @@ def wait_until_answering(
     ``time.monotonic()`` passes ``deadline`` ("timed out")."""
     import httpx
 
-    while True:
-        if process.poll() is not None:
-            return "exited"
-        try:
-            if httpx.get(url, timeout=2.0).status_code == 200:
-                return "ready"
-        except httpx.TransportError:
-            pass
-        if time.monotonic() > deadline:
-            return "timed out"
-        time.sleep(0.1)
+    # One client for every try: each new one builds a TLS context, ~70 ms of CPU a try that a
+    # model loading in another thread meanwhile waited for.
+    with httpx.Client(timeout=2.0, verify=tls_context()) as http:
+        while True:
+            if process.poll() is not None:
+                return "exited"
+            try:
+                if http.get(url).status_code == 200:
+                    return "ready"
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                return "timed out"
+            time.sleep(0.1)
+
+
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """One TLS context for every HTTP client of the process (for an https server): building
+    one takes tens of ms."""
+    return ssl.create_default_context()
 
 
 def write_atomic(path: Path, text: str) -> None:

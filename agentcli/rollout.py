@@ -446,38 +446,48 @@ async def _require_expert(env: str, urls: Sequence[str]) -> None:
 def execute(
     config: RolloutConfig, on_progress: Callable[[RolloutStats], None] | None = None
 ) -> RolloutStats:
-    """Check that a rerun resumes the same settings, start servers if needed (env servers, and
-    the engine of a vllm / sglang policy), pick the items, build the policy, run, save the
-    config."""
+    """Check that a rerun resumes the same settings, build the policy (a local model starts
+    loading in a worker thread), start servers if needed (the engine of a vllm / sglang policy,
+    env servers), pick the items and run, save the config.
+
+    The env servers start, and the episodes open and reset their sessions, while a local model
+    loads: its first batch waits only for what remains of the load."""
     spec = get_spec(config.env)
     guard_output(config.episodes_path, config.record_settings(spec), overwrite=config.overwrite)
     dump_config(config, config.config_path)
-    with (
-        env_servers(spec, config.env_server) as urls,
-        served_policy(config.policy, config.side_file) as served,
-    ):
+    with served_policy(config.policy, config.side_file) as served:
         policy = build_policy(config.policy, concurrency=config.concurrency, served=served)
+        with env_servers(spec, config.env_server) as urls:
+            return _play(config, spec, urls, policy, on_progress)
 
-        async def run() -> RolloutStats:
-            try:
-                if config.policy.kind == "oracle":
-                    await _require_expert(config.env, urls)
-                items = await select_items(config, config.env, urls[0])
-                return await run_rollout(
-                    spec,
-                    urls,
-                    policy,
-                    items,
-                    config.episodes_path,
-                    split=config.split_name,
-                    concurrency=config.concurrency,
-                    max_rounds=config.max_rounds,
-                    view=config.view,
-                    meta={"model": str(config.policy.model or config.policy.model_name or "")},
-                    actions=config.policy.actions,
-                    on_progress=on_progress,
-                )
-            finally:
-                await policy.aclose()
 
-        return asyncio.run(run())
+def _play(
+    config: RolloutConfig,
+    spec: EnvSpec,
+    urls: list[str],
+    policy: Policy,
+    on_progress: Callable[[RolloutStats], None] | None,
+) -> RolloutStats:
+    async def run() -> RolloutStats:
+        try:
+            if config.policy.kind == "oracle":
+                await _require_expert(config.env, urls)
+            items = await select_items(config, config.env, urls[0])
+            return await run_rollout(
+                spec,
+                urls,
+                policy,
+                items,
+                config.episodes_path,
+                split=config.split_name,
+                concurrency=config.concurrency,
+                max_rounds=config.max_rounds,
+                view=config.view,
+                meta={"model": str(config.policy.model or config.policy.model_name or "")},
+                actions=config.policy.actions,
+                on_progress=on_progress,
+            )
+        finally:
+            await policy.aclose()
+
+    return asyncio.run(run())

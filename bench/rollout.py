@@ -6,18 +6,11 @@ one `agentgym env serve textcraft` child process:
 
 - engine: `agentcli.rollout.run_rollout` with `LocalModelPolicy`, episodes in flight at once,
   their pending turns answered by one batched `generate` call;
-- baseline: the loop of AgentGym's evaluator (`agentenv/controller/task.py`,
-  `_generate_experience_one`): one env session reset for each item in turn, one episode at a
-  time, every turn a batch-of-one `model.generate` on the whole conversation, re-encoded from
-  its first token (no batching, no reuse of an earlier turn's work); greedy, stopping at the
-  end-of-turn token or the token cap, as AgentGym's `GenerationConfig(do_sample=False)` does.
+- baseline: the loop of AgentGym's evaluator (`agentgym_evaluator.py`, shared with
+  `eval_process.py`, which says where it differs from AgentGym and why): one env session reset
+  for each item in turn, one episode at a time, every turn a batch-of-one `model.generate` on
+  the whole conversation, re-encoded from its first token; greedy.
 
-Where the baseline differs from AgentGym, it is so that both sides send the model the same
-tokens and must produce the same actions: it renders the conversation with the model's chat
-template (AgentGym hard-codes Llama-2 `[INST]` text) and re-renders and re-tokenizes all of it
-every turn (AgentGym appends each new message's tokens, which costs the same model work); it
-caps replies at `--max-new-tokens` (AgentGym: 4096 tokens in all); and it reads replies as the
-engine does (the text up to the end of the action line, `agentcli.conversation.parse_reply`).
 The tiny model rarely writes an action line or the end-of-turn token, so both sides generate
 about `--max-new-tokens` every turn: the printed token counts show that they did the same work.
 
@@ -50,28 +43,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig
+from agentgym_evaluator import AgentGymStyleAgent, evaluate
 from transformers.utils import logging as transformers_logging
 
-from agentcli.conversation import (
-    DEFAULT_VIEW,
-    chat_dicts,
-    cut_after_action,
-    env_opening,
-    invalid_reply_observation,
-    observation_text,
-    opening_messages,
-    parse_reply,
-    student_messages,
-)
+from agentcli.conversation import DEFAULT_VIEW, env_opening, opening_messages
 from agentcli.data.jsonl import read_records
-from agentcli.envs.base import Transition
 from agentcli.envs.textcraft import SPEC
-from agentcli.envs.wire.client import EnvClient, RemoteSession
+from agentcli.envs.wire.client import EnvClient
 from agentcli.envs.wire.launcher import server_process
 from agentcli.models import build_tiny_model
 from agentcli.policy.local import LocalModelPolicy
-from agentcli.records import ChatMessage, Episode, Step, parse_item_id
+from agentcli.records import ChatMessage, Episode, parse_item_id
 from agentcli.rollout import run_rollout
 
 SAMPLE = 8  # the first items, whose action sequences are compared one by one in the output
@@ -137,67 +119,9 @@ def engine_run(
     )
 
 
-class AgentGymStyleAgent:
-    """A model called the way AgentGym's evaluator calls it: one whole conversation a turn."""
-
-    def __init__(self, model_dir: Path, max_new_tokens: int, device: str) -> None:
-        self.tokenizer = AutoTokenizer.from_pretrained(model_dir)
-        model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
-        self.model = model.to(device).eval()
-        self.config = GenerationConfig(
-            max_new_tokens=max_new_tokens,
-            do_sample=False,
-            eos_token_id=self.tokenizer.eos_token_id,
-            pad_token_id=self.tokenizer.pad_token_id,
-        )
-        self.new_tokens = 0
-
-    def reply(self, conversation: list[ChatMessage]) -> str:
-        text = self.tokenizer.apply_chat_template(
-            chat_dicts(conversation), tokenize=False, add_generation_prompt=True
-        )
-        prompt = self.tokenizer(text, add_special_tokens=False, return_tensors="pt")
-        prompt = prompt.to(self.model.device)
-        with torch.inference_mode():
-            output = self.model.generate(**prompt, generation_config=self.config)
-        completion = output[0, prompt["input_ids"].shape[1] :].tolist()
-        self.new_tokens += len(completion)
-        return cut_after_action(self.tokenizer.decode(completion, skip_special_tokens=True))
-
-
-async def baseline_episode(
-    agent: AgentGymStyleAgent, session: RemoteSession, index: int, max_rounds: int
-) -> list[str]:
-    opening = env_opening(SPEC.name, SPEC.instruction, DEFAULT_VIEW)
-    last = await session.reset(index)
-    observation = observation_text(last, first=True, style=opening.style)
-    steps: list[Step] = []
-    for _ in range(max_rounds):
-        text = agent.reply(student_messages(opening, steps, observation, DEFAULT_VIEW))
-        parsed = parse_reply(text)
-        if parsed.error:
-            last = Transition(observation=invalid_reply_observation(parsed.error))
-        else:
-            last = await session.step(parsed.action)
-        steps.append(Step(observation=observation, reason=parsed.thought, action=parsed.action))
-        if last.done:
-            break
-        observation = observation_text(last, first=False, style=opening.style)
-    return [step.action for step in steps]
-
-
 def baseline_run(agent: AgentGymStyleAgent, url: str, items: list[int], max_rounds: int) -> Run:
-    async def run() -> dict[int, list[str]]:
-        async with EnvClient(url, SPEC.name) as client:
-            session = await client.open()  # AgentGym keeps one env and resets it per item
-            actions = {
-                index: await baseline_episode(agent, session, index, max_rounds) for index in items
-            }
-            await session.close()
-        return actions
-
     agent.new_tokens = 0
-    actions = asyncio.run(run())
+    actions = evaluate(agent, url, items, max_rounds)
     turns = sum(len(sequence) for sequence in actions.values())
     return Run(actions, turns=turns, new_tokens=agent.new_tokens)
 

@@ -124,7 +124,9 @@ def build_policy(
     config: PolicyConfig, *, concurrency: int, served: ModelEndpoints | None = None
 ) -> Policy:
     """The policy ``config`` asks for; a ``vllm`` / ``sglang`` one talks to ``served``, the
-    engine that ``served_policy`` launched."""
+    engine that ``served_policy`` launched. A local model loads in a worker thread, and the
+    policy's first turns wait for it: build the policy before starting what else the run
+    needs."""
     if config.kind == "oracle":
         from agentcli.policy.oracle import OraclePolicy
 
@@ -158,4 +160,5 @@ def build_policy(
         seed=config.seed,
         batch_size=config.batch_size,
         decoder=config.decoder,
+        load_in_background=True,
     )

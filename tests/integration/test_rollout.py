@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -21,7 +22,8 @@ from agentcli.envs.wire.client import EnvClient
 from agentcli.envs.wire.launcher import env_servers
 from agentcli.errors import AgentGymError, UnreachableError, UsageError
 from agentcli.evaluate import compute_metrics
-from agentcli.policy import PolicyConfig
+from agentcli.policy import PolicyConfig, local
+from agentcli.policy.local import LocalModelPolicy
 from agentcli.policy.oracle import OraclePolicy
 from agentcli.records import Episode, parse_item_id
 from agentcli.rollout import RolloutConfig, execute, run_rollout
@@ -133,6 +135,52 @@ def test_tiny_model_rollout_at_concurrency_8_gives_valid_episodes(tiny_model, tm
         assert episode.n_steps == len(episode.steps) <= 3
         assert episode.meta["completion_tokens"] > 0
     assert (tmp_path / "rollout" / "config.yaml").exists()
+
+
+def test_env_sessions_open_while_the_model_loads_off_the_event_loop(
+    tiny_model, tmp_path, monkeypatch
+):
+    """execute builds the local policy first: its model loads in a worker thread while the env
+    server starts and the sessions open, and the episodes are those of a model loaded first."""
+    opened = threading.Event()
+    loaded_in: list[threading.Thread] = []
+    real_load, real_open = local._load, EnvClient.open
+
+    def load(*args):
+        loaded_in.append(threading.current_thread())
+        # Loaded where the event loop runs, or before the sessions, it would wait here in vain.
+        assert opened.wait(timeout=60), "no env session opened while the model loaded"
+        return real_load(*args)
+
+    async def open_session(self, *args, **kwargs):
+        session = await real_open(self, *args, **kwargs)
+        opened.set()
+        return session
+
+    monkeypatch.setattr(local, "_load", load)
+    monkeypatch.setattr(EnvClient, "open", open_session)
+    settings = {"split": "train", "limit": 8, "concurrency": 4, "max_rounds": 3}
+    policy = PolicyConfig(kind="local", model=tiny_model, max_new_tokens=16)
+    stats = execute(RolloutConfig(env="textcraft", out=tmp_path / "a", policy=policy, **settings))
+    assert stats.finished == 8 and stats.errors == 0
+    assert loaded_in and loaded_in[0] is not threading.main_thread()
+
+    spec = get_spec("textcraft")
+    loaded_first = LocalModelPolicy(tiny_model, max_new_tokens=16, batch_size=32)
+    with env_servers(spec, []) as urls:
+        items = [
+            parse_item_id(e.item_id)[1]
+            for e in read_records(tmp_path / "a" / "episodes.jsonl", Episode)
+        ]
+        asyncio.run(
+            run_rollout(spec, urls, loaded_first, items, tmp_path / "b.jsonl", split="train",
+                        concurrency=4, max_rounds=3)
+        )  # fmt: skip
+
+    def actions(path: Path) -> dict[str, list[str]]:
+        return {e.item_id: [s.action for s in e.steps] for e in read_records(path, Episode)}
+
+    assert actions(tmp_path / "a" / "episodes.jsonl") == actions(tmp_path / "b.jsonl")
 
 
 class _Watching(OraclePolicy):

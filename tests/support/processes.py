@@ -29,10 +29,11 @@ def outputs_under_hash_seeds(code: str, seeds: tuple[str, ...] = ("1", "4242")) 
     ]
 
 
-def heavy_modules_imported_by(module: str, packages: set[str]) -> list[str]:
-    """Which modules of ``packages`` importing ``module`` loads, in a fresh process."""
+def heavy_modules_imported_by(module: str, packages: set[str], then: str = "") -> list[str]:
+    """Which modules of ``packages`` importing ``module`` (and running the code ``then``, if
+    given) loads, in a fresh process."""
     probe = (
-        f"import sys, json, {module};"
+        f"import sys, json, {module}\n{then}\n"
         "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in"
         f" {sorted(packages)!r})))"
     )

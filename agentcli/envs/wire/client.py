@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
-import ssl
 from typing import Any
 
 import httpx
 
+from agentcli.common import tls_context
 from agentcli.envs.base import PromptStyle, Transition
 from agentcli.envs.registry import get_spec
 from agentcli.envs.wire.format import WireFormat
@@ -93,7 +92,7 @@ class EnvClient:
             base_url=self.base_url,
             timeout=self.timeout_s,
             limits=httpx.Limits(keepalive_expiry=KEEPALIVE_EXPIRY_S),
-            verify=_tls_context(),
+            verify=tls_context(),
         )
         self._connections.add(http)
         return http
@@ -375,9 +374,3 @@ class RemoteSession:
 
 def _is_session_call(path: str) -> bool:
     return path not in ("/create", "/tasks", "/privileged")
-
-
-@functools.cache
-def _tls_context() -> ssl.SSLContext:
-    """One TLS context for every connection (an https server): building one takes ~25 ms."""
-    return ssl.create_default_context()

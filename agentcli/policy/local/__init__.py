@@ -10,20 +10,26 @@ left-padded, and decoded by one of two decoders:
   what is new;
 - ``generate``: transformers' ``model.generate`` on the whole batch (``reference``), the
   reference that ``own`` matches, greedy, token for token, and a fallback.
+
+Built with ``load_in_background``, the policy loads its model in a worker thread and its first
+turns wait for it: a rollout starts its env servers and opens and resets its sessions while
+torch, transformers and the weights load, instead of after.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from agentcli.common import no_progress_bars
 from agentcli.conversation import chat_dicts, cut_after_action, holds_action_line
-from agentcli.errors import ModelUnavailableError, UsageError
+from agentcli.errors import AgentGymError, FatalRunError, ModelUnavailableError, UsageError
 from agentcli.policy.base import Reply
 from agentcli.policy.local.batcher import Batcher
 from agentcli.policy.local.kv_cache import KeptCaches
@@ -62,12 +68,23 @@ class LocalModelPolicy:
         device: Device = "auto",
         max_context_tokens: int | None = None,
         decoder: Decoder = "own",
+        load_in_background: bool = False,
     ) -> None:
         _check_settings(max_new_tokens, batch_size, temperature)
-        self.model_path: Path | None = Path(model_path)
+        model_path = Path(model_path)
+        _require_model_directory(model_path)  # refused now, not by the first turn
+        self.model_path: Path | None = model_path
         self.decoder = decoder
-        self.tokenizer, self.model = _load(Path(model_path), device, decoder)
-        self._configure(max_new_tokens, temperature, seed, batch_size, max_context_tokens)
+        self._configure(max_new_tokens, temperature, seed, batch_size)
+
+        def load() -> None:
+            self._take(*_load(model_path, device, decoder), max_context_tokens)
+
+        self._loading: Future[None] | None = None
+        if load_in_background:
+            self._loading = _in_worker_thread(load, name=f"load {model_path}")
+        else:
+            load()
 
     @classmethod
     def of_loaded(
@@ -87,33 +104,50 @@ class LocalModelPolicy:
         policy = cls.__new__(cls)
         policy.model_path = None  # no directory: the caller holds the model
         policy.decoder = "own"
-        policy.tokenizer, policy.model = tokenizer, model
-        policy._configure(max_new_tokens, temperature, seed, batch_size, None)
+        policy._configure(max_new_tokens, temperature, seed, batch_size)
+        policy._loading = None
+        policy._take(tokenizer, model, None)
         return policy
 
     def _configure(
-        self,
-        max_new_tokens: int,
-        temperature: float,
-        seed: int,
-        batch_size: int,
-        max_context_tokens: int | None,
+        self, max_new_tokens: int, temperature: float, seed: int, batch_size: int
     ) -> None:
+        """The settings, known before the model is loaded."""
         self.max_new_tokens = max_new_tokens
         self.temperature = temperature
         self.seed = seed
         self.batch_size = batch_size
-        self.max_context_tokens = max_context_tokens or self.model.config.max_position_embeddings
         self.generate_calls = 0  # how many batches went through the model
         self.prefill_tokens = 0  # prompt tokens encoded: those found in a kept cache are not
-        # Two batches' worth: the rollout does not say when an episode ends.
-        self._caches = KeptCaches(self.model, self.tokenizer, capacity=2 * batch_size)
         self._model_lock = threading.Lock()
         self._batcher = Batcher(self._answer_texts, batch_size)
+
+    def _take(self, tokenizer: Any, model: Any, max_context_tokens: int | None) -> None:
+        """What needs the loaded model."""
+        self.tokenizer, self.model = tokenizer, model
+        self.max_context_tokens = max_context_tokens or model.config.max_position_embeddings
+        # Two batches' worth: the rollout does not say when an episode ends.
+        self._caches = KeptCaches(model, tokenizer, capacity=2 * self.batch_size)
+
+    def wait_until_loaded(self) -> None:
+        """Blocks until the model is loaded (at once if it was loaded in the constructor);
+        a failed load raises ``FatalRunError``: no turn can be answered."""
+        if self._loading is None:
+            return
+        try:
+            self._loading.result()
+        except AgentGymError as exc:
+            raise FatalRunError(str(exc)) from exc
+        except Exception as exc:
+            raise FatalRunError(f"loading the model at {self.model_path} failed: {exc}") from exc
 
     async def act(
         self, conversation: Sequence[ChatMessage], session: RemoteSession | None = None
     ) -> Reply:
+        if self._loading is not None and not self._loading.done():
+            # The episodes' sessions are open and reset by now: they wait here for the weights.
+            await asyncio.wrap_future(self._loading)
+        self.wait_until_loaded()
         # Rendered now, while other episodes still wait on their env steps, rather than once
         # the batch is complete.
         return await self._batcher.answer(self._render(conversation))
@@ -128,6 +162,7 @@ class LocalModelPolicy:
         Conversations that would not fit the context get ``context_exceeded`` and take no
         part in the batch.
         """
+        self.wait_until_loaded()
         return self._answer_texts([self._render(conversation) for conversation in conversations])
 
     def _answer_texts(self, texts: list[str]) -> list[Reply]:
@@ -295,17 +330,36 @@ def _check_settings(max_new_tokens: int, batch_size: int, temperature: float) ->
         )
 
 
+def _require_model_directory(model_path: Path) -> None:
+    if not (model_path / "config.json").is_file():
+        raise ModelUnavailableError(
+            f"{model_path} is not a model directory (no config.json); build one with "
+            "`agentgym model tiny --out DIR` or pass a trained checkpoint"
+        )
+
+
+def _in_worker_thread(work: Callable[[], None], *, name: str) -> Future[None]:
+    """``work`` run in a daemon thread (a run stopped early does not wait for it to end)."""
+    future: Future[None] = Future()
+
+    def run() -> None:
+        try:
+            work()
+        except BaseException as exc:  # handed to whoever waits for the model
+            future.set_exception(exc)
+        else:
+            future.set_result(None)
+
+    threading.Thread(target=run, name=name, daemon=True).start()
+    return future
+
+
 def _load(model_path: Path, device: Device, decoder: Decoder) -> tuple[Any, Any]:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from agentcli.policy.decode import use_decode_attention
 
-    if not (model_path / "config.json").is_file():
-        raise ModelUnavailableError(
-            f"{model_path} is not a model directory (no config.json); build one with "
-            "`agentgym model tiny --out DIR` or pass a trained checkpoint"
-        )
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
     elif device == "cuda" and not torch.cuda.is_available():

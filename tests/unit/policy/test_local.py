@@ -4,14 +4,15 @@ read it)."""
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 
 import pytest
 import torch
 
 from agentcli.conversation import Opening, StudentView, cut_after_action, student_messages
-from agentcli.errors import ModelUnavailableError
-from agentcli.policy import decode
+from agentcli.errors import FatalRunError, ModelUnavailableError
+from agentcli.policy import decode, local
 from agentcli.policy.local import LocalModelPolicy, batcher
 from agentcli.policy.local.kv_cache import common_prefix_length, encodes_apart_after_added_tokens
 from agentcli.records import ChatMessage, Step
@@ -199,6 +200,45 @@ def test_generation_stops_at_the_newline_that_ends_the_action(policy, generated,
 def test_a_directory_without_a_model_is_a_clear_error(tmp_path):
     with pytest.raises(ModelUnavailableError, match="agentgym model tiny"):
         LocalModelPolicy(tmp_path)
+    # Loading in the background too: refused by the constructor, not by the first turn.
+    with pytest.raises(ModelUnavailableError, match="agentgym model tiny"):
+        LocalModelPolicy(tmp_path, load_in_background=True)
+
+
+def test_a_model_loaded_in_the_background_answers_as_one_loaded_at_once(tiny_model, monkeypatch):
+    loaded_in: list[threading.Thread] = []
+    real_load = local._load
+
+    def load(*args):
+        loaded_in.append(threading.current_thread())
+        return real_load(*args)
+
+    monkeypatch.setattr(local, "_load", load)
+    background = LocalModelPolicy(
+        tiny_model, max_new_tokens=MAX_NEW_TOKENS, batch_size=4, load_in_background=True
+    )
+
+    async def act() -> list:
+        replies = await asyncio.gather(*(background.act(turn) for turn in conversations(3)))
+        await background.aclose()
+        return replies
+
+    replies = asyncio.run(act())
+    assert loaded_in[0] is not threading.main_thread()
+    at_once = LocalModelPolicy(tiny_model, max_new_tokens=MAX_NEW_TOKENS, batch_size=4)
+    assert replies == at_once.generate(conversations(3))
+
+
+def test_a_load_that_fails_in_the_background_stops_the_run_with_its_error(tiny_model, monkeypatch):
+    def load(*args):
+        raise ModelUnavailableError("the weights are corrupt")
+
+    monkeypatch.setattr(local, "_load", load)
+    policy = LocalModelPolicy(tiny_model, load_in_background=True)
+    with pytest.raises(FatalRunError, match="the weights are corrupt"):
+        asyncio.run(policy.act(conversations(1)[0]))
+    with pytest.raises(FatalRunError, match="the weights are corrupt"):
+        policy.generate(conversations(1))
 
 
 def test_a_later_turn_encodes_only_its_new_tokens_and_answers_as_without_the_cache(tiny_model):
