@@ -1,13 +1,16 @@
 """Which items a stage runs: a split (less its first ``skip``, at most ``limit``), or the item
-ids of an AgentGym JSON file. ``ItemSelection`` is the settings every such stage shares.
+ids of an AgentGym JSON file, of some task types or all. ``ItemSelection`` is the settings
+every such stage shares.
 
 A file may name an item by its goal (``textcraft/dark_oak_sign``) where the env's spec has a
-``goal_index``, which the stage hands in: this module loads no environment."""
+``goal_index``, and an item's task type is the env spec's ``categories``: the stage hands them
+in, so this module loads no environment."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from itertools import islice
 from pathlib import Path
 
 from pydantic import Field
@@ -17,6 +20,7 @@ from agentcli.errors import UsageError
 from agentcli.records import parse_item_id
 
 GoalIndex = Callable[[str], int]  # a goal's name -> our index of the item that plays it
+Categorise = Callable[[int], str]  # our index of an item -> its task type
 
 
 class ItemSelection(CommandConfig):
@@ -29,6 +33,12 @@ class ItemSelection(CommandConfig):
     )
     data: Path | None = Field(
         None, description="An AgentGym JSON file (e.g. an eval set): run its item ids instead."
+    )
+    task_types: list[str] = Field(
+        [],
+        description="Run only items of these task types (an env whose items have types, as"
+        " eval's rows per type name them: alfworld's six, sciworld's); skip and limit count"
+        " the items of these types. None given: every type.",
     )
 
     @property
@@ -46,27 +56,48 @@ class ItemSelection(CommandConfig):
         env: str,
         splits: Mapping[str, Sequence[int]],
         goal_index: GoalIndex | None = None,
+        categorise: Categorise | None = None,
     ) -> list[int]:
         """The selected items: of the ``data`` file when there is one (``goal_index``, the
         env's, reads the ids that name a goal), else of ``splits`` (the env's item indices per
-        split)."""
+        split); of ``task_types`` only, by ``categorise`` (the env's task type of an item)."""
         if self.data is not None:
-            return self.window(env, items_from_file(self.data, env, goal_index))
+            return self.window(env, items_from_file(self.data, env, goal_index), categorise)
         self.require_split(env, splits)
-        return self.window(env, splits[self.split])
+        return self.window(env, splits[self.split], categorise)
 
-    def window(self, env: str, items: Sequence[int]) -> list[int]:
-        """``items`` less the first ``skip``, at most ``limit``; refused when none are left
-        (a run of nothing would pass for a run)."""
-        chosen = list(items[self.skip :][: self.limit] if self.limit else items[self.skip :])
+    def window(
+        self, env: str, items: Sequence[int], categorise: Categorise | None = None
+    ) -> list[int]:
+        """``items`` of ``task_types`` less the first ``skip``, at most ``limit``; refused when
+        none are left (a run of nothing would pass for a run)."""
+        typed = self._of_task_types(env, items, categorise)
+        end = self.skip + self.limit if self.limit else None
+        chosen = list(islice(typed, self.skip, end))  # lazy: a split may hold 10,000 items
         if chosen:
             return chosen
+        if self.task_types:
+            raise UsageError(
+                f"{env}'s {self.split_name} items hold no item of task type"
+                f" {', '.join(self.task_types)} after the first {self.skip}: check the names"
+                " (eval's metrics.json has a row per type) or lower --skip"
+            )
         if self.data is not None:
             raise UsageError(f"{self.data} lists no {env} item: give a file of item ids")
         raise UsageError(
             f"{env}'s {self.split} split has {len(items)} items and --skip {self.skip} leaves"
             " none: lower --skip or choose another split"
         )
+
+    def _of_task_types(
+        self, env: str, items: Sequence[int], categorise: Categorise | None
+    ) -> Iterator[int]:
+        if not self.task_types:
+            return iter(items)
+        if categorise is None:
+            raise UsageError(f"{env}'s items have no task types: drop task_types (--task-types)")
+        wanted = set(self.task_types)
+        return (item for item in items if categorise(item) in wanted)
 
 
 class HeldOutItems(ItemSelection):

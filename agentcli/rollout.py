@@ -374,6 +374,7 @@ class RolloutConfig(ItemSelection, EpisodeSettings):
                 # only when set: the episodes of a run made before the setting resume as theirs
                 **({"actions": policy.actions} if policy.actions != "free" else {}),
             },
+            **({"task_types": self.task_types} if self.task_types else {}),  # the same: as above
         }
 
     @property
@@ -423,16 +424,18 @@ def _model_label(policy: dict[str, Any]) -> str:
 async def select_items(selection: ItemSelection, env: str, url: str) -> list[int]:
     """The items of ``selection.data``, else of the split the server at ``url`` lists, else
     (a server that lists none, as AgentGym's) of the split the env's own simulator here knows."""
+    spec = get_spec(env)
     if selection.data is not None:
-        return selection.chosen(env, {}, get_spec(env).goal_index)
+        return selection.chosen(env, {}, spec.goal_index, spec.categories)
     async with EnvClient(url, env) as client:
         try:
             counts = await client.splits()
         except MissingRouteError:
-            splits = await asyncio.to_thread(known_splits, get_spec(env), url)
-            return selection.chosen(env, splits)
+            splits = await asyncio.to_thread(known_splits, spec, url)
+            return selection.chosen(env, splits, categorise=spec.categories)
         selection.require_split(env, counts)
-        return selection.window(env, await client.split_indices(selection.split))
+        indices = await client.split_indices(selection.split)
+        return selection.window(env, indices, spec.categories)
 
 
 async def _require_expert(env: str, urls: Sequence[str]) -> None:

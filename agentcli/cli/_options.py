@@ -167,7 +167,9 @@ Group = Mapping[str, Option]
 # The env is required by the config, yet the flag or --config may give it.
 ENV: Group = {"env": Option(flags=("--env", "--task"))}  # --task: AgentGym's name for it
 RESUMABLE_OUT: Group = {"out": Option(), "overwrite": Option()}
-ITEMS: Group = {"split": Option(), "limit": Option(), "skip": Option(), "data": Option()}
+ITEMS: Group = {
+    "split": Option(), "limit": Option(), "skip": Option(), "data": Option(), "task_types": Option()
+}  # fmt: skip
 EPISODES: Group = {"env_server": Option(), "concurrency": Option(), "max_rounds": Option()}
 VIEW: Group = {"prompt": Option("view.prompt")}
 # a model's own view, and leave to show it another (rollout, eval)

@@ -422,7 +422,7 @@ def _episodes_of(path: Path, env: str) -> list[Episode]:
 def _selected_indices(config: ExtractStateConfig) -> list[int]:
     spec = get_spec(config.env)
     if config.data is not None:
-        return config.chosen(config.env, {}, spec.goal_index)
+        return config.chosen(config.env, {}, spec.goal_index, spec.categories)
     if spec.load is None:
         raise UsageError(f"{config.env} has no simulator here to read tasks from: pass --demos")
-    return config.chosen(config.env, spec.load().splits())
+    return config.chosen(config.env, spec.load().splits(), categorise=spec.categories)

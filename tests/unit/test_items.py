@@ -71,3 +71,28 @@ def test_another_envs_goal_id_is_refused_by_its_env_before_its_goal_is_looked_up
     path.write_text(json.dumps([{"item_id": "textcraft/unobtainium"}]))
     with pytest.raises(UsageError, match="not a babyai item; pass --env textcraft"):
         items_from_file(path, "babyai")  # babyai has no goal ids: its lookup would refuse too
+
+
+def test_task_types_are_chosen_before_skip_and_limit_and_read_only_as_far_as_needed():
+    looked_up = []
+
+    def parity(item: int) -> str:
+        looked_up.append(item)
+        return "even" if item % 2 == 0 else "odd"
+
+    chosen = ItemSelection(task_types=["odd"], skip=1, limit=2).window(
+        "alfworld", range(10**6), parity
+    )
+    assert chosen == [3, 5] and looked_up == list(range(6))  # a split of 10,000 is not sorted
+    assert ItemSelection(task_types=["odd", "even"], limit=3).window("x", range(9), parity) == [
+        0,
+        1,
+        2,
+    ]
+
+
+def test_task_types_that_no_item_has_or_an_env_without_types_are_refused():
+    with pytest.raises(UsageError, match="no item of task type pick_and_plaec after the first 0"):
+        ItemSelection(task_types=["pick_and_plaec"]).window("alfworld", range(5), str)
+    with pytest.raises(UsageError, match="textcraft's items have no task types: drop task_types"):
+        ItemSelection(task_types=["craft"]).window("textcraft", range(5))

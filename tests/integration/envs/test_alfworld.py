@@ -65,9 +65,9 @@ def test_env_check_passes_on_the_default_item_without_data():
     assert "reset item 0" in result.stdout and "verdict: PASS" in result.stdout
 
 
-def _collect(tmp_path, limit: int, *servers: str) -> list[Episode]:
+def _collect(tmp_path, limit: int, *servers: str, given: tuple[str, ...] = ()) -> list[Episode]:
     out = tmp_path / "demos.jsonl"
-    given = [argument for url in servers for argument in ("--env-server", url)]
+    given = (*given, *(argument for url in servers for argument in ("--env-server", url)))
     result = agentgym(
         "collect", "--env", "alfworld", "--split", "train", "--limit", str(limit),
         "--out", str(out), *given, timeout=60 * limit,
@@ -91,6 +91,19 @@ def test_collect_on_generated_games_is_flagged_and_won(tmp_path):
     assert len(episodes) == 6 and all(episode.success for episode in episodes)
     assert all(episode.meta["generated"] is True for episode in episodes)
     assert all(episode.item_id.startswith("alfworld_1000") for episode in episodes)
+
+
+def test_collect_plays_the_first_items_of_the_task_types_named_and_resumes_only_those(tmp_path):
+    from agentcli.envs.alfworld import SPEC
+
+    wanted = ("look_at_obj_in_light", "pick_and_place_simple")
+    types = ("--task-types", wanted[0], "--task-types", wanted[1])
+    episodes = _collect(tmp_path, 3, given=types)
+    first = [index for index in range(100_000, 100_100) if SPEC.categories(index) in wanted][:3]
+    assert sorted(episode.item_id for episode in episodes) == [f"alfworld_{i}" for i in first]
+    other = agentgym("collect", "--env", "alfworld", "--split", "train", "--limit", "3",
+                     "--out", str(tmp_path / "demos.jsonl"))  # fmt: skip
+    assert other.returncode != 0 and "task_types" in other.stderr, other.stderr
 
 
 # The first 24 train items hold all six task types (one of them, item 100020, needs more than
