@@ -10,8 +10,9 @@ e.g. docs/results/quickstart.json) and N the seed ``make demo`` or the page's co
 KIND ``table`` (the default) is the file's table: that seed's success per model, the mean and
 spread across the seeds, each paired difference, and where and how long it was measured;
 ``seed-lines`` and ``lines`` are the seed's paired comparisons and those across the seeds as
-``agentgym report`` prints them. A test runs the check, so a number on a page is always one
-the file holds.
+``agentgym report`` prints them; ``task-types`` is the seed's success per task type and model
+(an env whose items have types, e.g. alfworld). A test runs the check, so a number on a page
+is always one the file holds.
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ def refreshed(text: str, page: Path) -> str:
         if kind == "table":
             link = Path(os.path.relpath(file, page.parent)).as_posix()
             body = results_table(document, seed, match["file"], link)
+        elif kind == "task-types":
+            body = task_types_table(document, seed)
         else:
             body = report_lines(document, seed, across=kind == "lines")
         return match["open"] + body + match["close"]
@@ -110,6 +113,29 @@ def results_table(document: dict[str, Any], seed: int, file: str, link: str) -> 
         "",
     ]
     return "\n".join(lines)
+
+
+def task_types_table(document: dict[str, Any], seed: int) -> str:
+    """Markdown: seed ``seed``'s success per task type (a line) and model (a column), with its
+    standard error and the type's items."""
+    typed = [t for t in document["task_types"] if t["seed"] == seed]
+    models = list(dict.fromkeys(_label(t) for t in typed))
+    cells = {(t["task_type"], _label(t)): t for t in typed}
+    lines = [
+        "| task type | " + " | ".join(_name(model) for model in models) + " |",
+        "|---|" + "---|" * len(models),
+    ]
+    for task_type in dict.fromkeys(t["task_type"] for t in typed):
+        shown = [cells[(task_type, model)] for model in models]
+        lines.append(
+            f"| {task_type} | "
+            + " | ".join(
+                f"{_percent(t['success_rate'])} ± {_points(t['success_se'])} % ({t['items']})"
+                for t in shown
+            )
+            + " |"
+        )
+    return "\n".join(lines) + "\n"
 
 
 def report_lines(document: dict[str, Any], seed: int, *, across: bool) -> str:

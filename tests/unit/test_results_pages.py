@@ -33,6 +33,20 @@ def test_every_results_block_is_its_file_rendered():
         assert "<!-- results docs/results/quickstart.json seed=0 -->\n| model |" in text, page
 
 
+def test_the_alfworld_page_shows_its_configs_300_test_games_per_model_and_task_type():
+    import json
+
+    document = json.loads((ROOT / "docs" / "results" / "alfworld.json").read_text())
+    assert {(r["env"], r["split"], r["items"]) for r in document["rows"]} == {
+        ("alfworld", "test", 300)
+    }
+    assert len({t["task_type"] for t in document["task_types"]}) == 6
+    page = (ROOT / "docs" / "environments" / "alfworld.md").read_text()
+    block = "<!-- results docs/results/alfworld.json seed=0 task-types -->\n"
+    assert block + "| task type | iteration 0 | iteration 1 | control |" in page
+    assert "| pick_and_place_simple | " in page.split(block)[1]
+
+
 def test_a_number_changed_by_hand_is_stale():
     module = results_pages()
     readme = ROOT / "README.md"
