@@ -33,10 +33,10 @@ from agentcli.conversation import (
 )
 from agentcli.data.jsonl import append_records, read_records
 from agentcli.envs.base import EnvSpec, Transition
-from agentcli.envs.registry import EnvName, get_spec, known_splits
+from agentcli.envs.registry import SPECS, EnvName, get_spec, known_splits
 from agentcli.envs.wire.client import EnvClient, MissingRouteError, RemoteSession
 from agentcli.envs.wire.launcher import env_servers
-from agentcli.errors import AgentGymError, FatalRunError
+from agentcli.errors import AgentGymError, FatalRunError, UsageError
 from agentcli.items import HeldOutItems, ItemSelection
 from agentcli.policy import PolicyConfig, build_policy, served_policy
 from agentcli.policy.admissible import ActionMode, nearest_admissible
@@ -456,10 +456,18 @@ def execute(
     The env servers start, and the episodes open and reset their sessions, while a local model
     loads: its first batch waits only for what remains of the load."""
     spec = get_spec(config.env)
+    if config.policy.kind == "baseline" and spec.baseline is None:
+        having = ", ".join(name for name, other in SPECS.items() if other.baseline)
+        raise UsageError(
+            f"{config.env} has no rule baseline (these envs have one: {having}): pass --model,"
+            " --base-url or --policy oracle"
+        )
     guard_output(config.episodes_path, config.record_settings(spec), overwrite=config.overwrite)
     dump_config(config, config.config_path)
     with served_policy(config.policy, config.side_file) as served:
-        policy = build_policy(config.policy, concurrency=config.concurrency, served=served)
+        policy = build_policy(
+            config.policy, concurrency=config.concurrency, served=served, baseline=spec.baseline
+        )
         with env_servers(spec, config.env_server) as urls:
             return _play(config, spec, urls, policy, on_progress)
 

@@ -152,3 +152,7 @@ class EnvSpec:
     # how the env sorts its steps into kinds of action (eval counts the steps of each kind);
     # None: it does not
     action_kinds: ActionKinds | None = None
+    # the env's rule baseline (``--policy baseline``): the next action from the current
+    # observation alone, to measure a learned policy beside (webshop's: search the goal's
+    # words, click the first result, buy); None: the env has none
+    baseline: Callable[[str], str] | None = None

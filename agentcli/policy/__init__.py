@@ -1,5 +1,5 @@
 """Policies: a local model (batched), an OpenAI-compatible endpoint (configured, or vLLM /
-SGLang launched on the model for the duration), or the env's oracle."""
+SGLang launched on the model for the duration), the env's oracle, or its rule baseline."""
 
 from __future__ import annotations
 
@@ -16,7 +16,9 @@ from agentcli.policy.admissible import ActionMode
 from agentcli.policy.base import Policy
 from agentcli.policy.engine_server import ENGINES, EngineKind, EngineSettings, serve_engine
 
-PolicyKind = Literal["local", "openai", "oracle", EngineKind]  # Literal flattens EngineKind
+PolicyKind = Literal[
+    "local", "openai", "oracle", "baseline", EngineKind
+]  # Literal flattens EngineKind
 
 
 class _Acting(CommandConfig):
@@ -26,7 +28,8 @@ class _Acting(CommandConfig):
         "local",
         description="Who acts. local: a model directory; openai: an endpoint; vllm, sglang: the"
         " model directory served by that engine, launched for the stage; oracle: the env's"
-        " expert. Unset: openai given a base URL, else local.",
+        " expert; baseline: the env's rule baseline (webshop's: search the goal, click the"
+        " first result, buy). Unset: openai given a base URL, else local.",
     )
     base_url: str | None = Field(
         None, description="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1."
@@ -121,16 +124,25 @@ def served_policy(
 
 
 def build_policy(
-    config: PolicyConfig, *, concurrency: int, served: ModelEndpoints | None = None
+    config: PolicyConfig,
+    *,
+    concurrency: int,
+    served: ModelEndpoints | None = None,
+    baseline: Callable[[str], str] | None = None,
 ) -> Policy:
     """The policy ``config`` asks for; a ``vllm`` / ``sglang`` one talks to ``served``, the
-    engine that ``served_policy`` launched. A local model loads in a worker thread, and the
-    policy's first turns wait for it: build the policy before starting what else the run
-    needs."""
+    engine that ``served_policy`` launched, a ``baseline`` one acts by ``baseline`` (the env's
+    rule). A local model loads in a worker thread, and the policy's first turns wait for it:
+    build the policy before starting what else the run needs."""
     if config.kind == "oracle":
         from agentcli.policy.oracle import OraclePolicy
 
         return OraclePolicy()
+    if config.kind == "baseline":
+        from agentcli.policy.baseline import BaselinePolicy
+
+        assert baseline is not None, "the env's rule: the stage checks that it has one"
+        return BaselinePolicy(baseline)
     if config.kind == "openai" or config.kind in ENGINES:
         from agentcli.endpoints import api_key
         from agentcli.policy.openai_endpoint import OpenAIPolicy

@@ -14,6 +14,7 @@ from typing import Any
 
 from agentcli.envs.base import ActionKinds, EnvSpec
 from agentcli.envs.webshop import actions
+from agentcli.envs.webshop.baseline import rule_action
 from agentcli.envs.webshop.reward import noun_tagger, stand_in_note
 from agentcli.envs.wire.format import ResetRequest, WireFormat
 
@@ -90,4 +91,5 @@ SPEC = EnvSpec(
         "/state": state,
     },
     action_kinds=ActionKinds(actions.KINDS, actions.action_kind),
+    baseline=rule_action,
 )

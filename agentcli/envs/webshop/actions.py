@@ -48,8 +48,7 @@ def read_page(observation: str) -> tuple[str, frozenset[str]]:
     back = {pages.BACK.lower()}
     if after and _TOTAL.fullmatch(after[0]):
         buttons = {text.lower() for text in after[1:3] if text in (pages.PREV, pages.NEXT)}
-        asins = {text.lower() for text in after[1:] if _ASIN.fullmatch(text)}
-        return "results", frozenset(back | buttons | asins)
+        return "results", frozenset(back | buttons | set(_asins(after[1:])))
     if not after or after[0] != pages.PREV:
         return "unknown", frozenset()
     prices = [i for i, text in enumerate(after) if text.startswith("Price: ")]
@@ -58,6 +57,20 @@ def read_page(observation: str) -> tuple[str, frozenset[str]]:
     sub_pages = {text.lower() for text in after if text in pages.SUB_PAGES}
     choices = set(after[1 : prices[-1] - 1])  # option names and values, before the title
     return "item", frozenset(back | {pages.PREV.lower(), pages.BUY.lower()} | sub_pages | choices)
+
+
+def first_result(observation: str) -> str | None:
+    """The first product a results page lists (its asin, as a click names it); None on any
+    other page, or a page of no results."""
+    kind, _ = read_page(observation)
+    if kind != "results":
+        return None
+    texts = observation.split(pages.SEP)
+    return next(iter(_asins(texts[texts.index(pages.BACK) + 2 :])), None)
+
+
+def _asins(texts: list[str]) -> list[str]:
+    return [text.lower() for text in texts if _ASIN.fullmatch(text)]
 
 
 def action_kind(page: str, action: str, candidates: list[str] | None = None) -> str:

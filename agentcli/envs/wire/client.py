@@ -255,6 +255,7 @@ class RemoteSession:
         self.id: int | None = None
         self.index: int | None = None
         self.actions: list[str] = []
+        self.observation = ""  # the last reset's or step's, which a rule baseline acts on
         self._http = client.connection()
 
     async def create(self) -> None:
@@ -278,11 +279,14 @@ class RemoteSession:
 
     async def reset(self, index: int) -> Transition:
         self.index, self.actions = index, []
-        return await self._recovering(self._reset)
+        transition = await self._recovering(self._reset)
+        self.observation = transition.observation
+        return transition
 
     async def step(self, action: str) -> Transition:
         transition = await self._recovering(lambda: self._step(action))
         self.actions.append(action)
+        self.observation = transition.observation
         return transition
 
     async def expert_action(self) -> str | None:

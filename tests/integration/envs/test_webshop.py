@@ -176,6 +176,32 @@ def test_the_bc_tutorial_runs_as_written(tmp_path):
     assert sum(overall["ends"].values()) == 4
 
 
+def test_the_rule_baseline_block_gives_the_pages_numbers_from_its_result_file(tmp_path):
+    page = ROOT / "docs" / "environments" / "webshop.md"
+    block = bash_blocks(page, after="## The rule baseline")[0]
+    run = run_block(block, tmp_path, timeout=600)
+    assert run.returncode == 0, failure_text(run)
+    [measured] = json.loads((tmp_path / "runs/webshop-baseline/metrics.json").read_text())
+    [published] = json.loads((ROOT / "docs/results/webshop-baseline.json").read_text())
+    numbers = ("episodes", "success_rate", "mean_score", "mean_steps", "action_kinds", "ends")
+    assert {k: measured[k] for k in numbers} == {k: published[k] for k in numbers}
+    said = (
+        f"mean score **{published['mean_score']:.3f} ± {published['score_se']:.3f}**, success"
+        f" **{100 * published['success_rate']:.1f} ± {100 * published['success_se']:.1f} %**"
+    )
+    assert said in " ".join(page.read_text().split())
+    kinds = measured["action_kinds"]  # search, click the first result, buy: nothing else
+    assert kinds["search"] == kinds["result"] == kinds["buy"] == 300 and kinds["invalid"] == 0
+
+
+def test_an_env_without_a_rule_baseline_refuses_the_policy(tmp_path):
+    refused = agentgym("eval", "--env", "textcraft", "--policy", "baseline", "--limit", "1",
+                       "--out", str(tmp_path / "eval"))  # fmt: skip
+    assert refused.returncode != 0
+    assert "textcraft has no rule baseline (these envs have one: webshop)" in refused.stderr
+    assert not (tmp_path / "eval").exists()  # refused before anything is written
+
+
 def _rss_kb(pid: int) -> int:
     status = Path(f"/proc/{pid}/status").read_text()
     return int(next(line for line in status.splitlines() if line.startswith("VmRSS")).split()[1])

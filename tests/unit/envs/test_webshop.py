@@ -10,7 +10,8 @@ import random
 import pytest
 
 from agentcli.envs.webshop import SPEC, generate
-from agentcli.envs.webshop.actions import action_kind, read_page
+from agentcli.envs.webshop.actions import action_kind, first_result, read_page
+from agentcli.envs.webshop.baseline import goal_words, rule_action
 from agentcli.envs.webshop.catalog import read_catalog
 from agentcli.envs.webshop.goals import synthetic_goals
 from agentcli.envs.webshop.reward import (
@@ -420,3 +421,22 @@ def test_a_pages_clickables_read_back_from_its_text_as_the_session_takes_them(se
     # the candidates of a record decide where it has them
     assert action_kind("anything", "click[red]", ["click[red]"]) == "option"
     assert action_kind("anything", "click[red]", ["click[blue]"]) == "invalid"
+
+
+def test_the_rule_baseline_searches_the_goals_words_before_options_and_price():
+    assert goal_words(GOAL) == "i need running sneakers with a rubber sole"
+    assert goal_words("a lamp, and price lower than 30.00 dollars") == "a lamp"
+    assert goal_words("socks with color: black with white") == "socks"
+
+
+def test_the_rule_baseline_searches_clicks_the_first_result_and_buys(session):
+    transition = session.step(rule_action(session.reset(0).observation))
+    first = first_result(transition.observation)
+    assert first is not None and transition.observation.split(" [SEP] ")[5].lower() == first
+    action = rule_action(transition.observation)
+    assert action == f"click[{first}]"
+    transition = session.step(action)
+    assert rule_action(transition.observation) == "click[buy now]"
+    assert session.step("click[buy now]").done
+    assert rule_action(session.reset(0).observation).startswith("search[")
+    assert rule_action("Thank you for shopping with us!") == "click[back to search]"
