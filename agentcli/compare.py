@@ -1,4 +1,5 @@
-"""Two evaluations compared item by item: the difference in success over the items both played.
+"""Two evaluations compared item by item: the difference in success over the items both played,
+and in score (an episode's reward: graded on webshop, where score is what is reported).
 
 At 300 items a success rate alone is ±3 points, but two models meet the same easy and hard
 items, so most of that noise is shared: the mean of the per-item differences has a standard
@@ -12,7 +13,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,35 +37,58 @@ class Comparison:
     losses: int  # items the baseline won and the model lost
     ties: int  # items both won or both lost
     split: str | None = None  # the split both were evaluated on, when known
+    # the same pairing of each item's score (the env's scale); None in a report written before
+    score_difference: float | None = None
+    score_standard_error: float | None = None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What an episode of an item came to: won or not, and its score."""
+
+    success: float
+    score: float
 
 
 def paired(
     env: str,
     model: str,
     baseline: str,
-    a: Mapping[str, float],
-    b: Mapping[str, float],
+    a: Mapping[str, Outcome],
+    b: Mapping[str, Outcome],
     *,
     split: str | None = None,
 ) -> Comparison | None:
-    """``a`` (success per item id) against ``b`` over their shared items; None under two,
+    """``a`` (an outcome per item id) against ``b`` over their shared items; None under two,
     where a deviation is not defined."""
     shared = sorted(a.keys() & b.keys())
     if len(shared) < 2:
         return None
-    differences = [a[item] - b[item] for item in shared]
+    differences = [a[item].success - b[item].success for item in shared]
+    score_differences = [a[item].score - b[item].score for item in shared]
     return Comparison(
         env=env,
         model=model,
         baseline=baseline,
         items=len(shared),
         difference=statistics.fmean(differences),
-        standard_error=statistics.stdev(differences) / math.sqrt(len(shared)),
+        standard_error=_standard_error(differences),
         wins=sum(d > 0 for d in differences),
         losses=sum(d < 0 for d in differences),
         ties=sum(d == 0 for d in differences),
         split=split,
+        score_difference=statistics.fmean(score_differences),
+        score_standard_error=_standard_error(score_differences),
     )
+
+
+def outcomes(episodes: Iterable[Episode]) -> dict[str, Outcome]:
+    """Each episode's item id -> its outcome (a later episode of an item replaces one before)."""
+    return {e.item_id: Outcome(float(e.success), e.reward) for e in episodes}
+
+
+def _standard_error(differences: list[float]) -> float:
+    return statistics.stdev(differences) / math.sqrt(len(differences))
 
 
 def episodes_of(path: Path) -> list[Episode]:
@@ -112,13 +136,13 @@ def compare_evals(model: Path, baseline: Path) -> list[Comparison]:
     return comparisons
 
 
-def _by_env(path: Path) -> dict[str, tuple[str | None, dict[str, float]]]:
-    """env → (its split, success per item id)."""
+def _by_env(path: Path) -> dict[str, tuple[str | None, dict[str, Outcome]]]:
+    """env → (its split, outcome per item id)."""
     splits: dict[str, set[str | None]] = defaultdict(set)
-    successes: dict[str, dict[str, float]] = defaultdict(dict)
+    episodes: dict[str, list[Episode]] = defaultdict(list)
     for episode in episodes_of(path):
         splits[episode.env].add(episode.split)
-        successes[episode.env][episode.item_id] = float(episode.success)
+        episodes[episode.env].append(episode)
     mixed = {env: found for env, found in splits.items() if len(found) > 1}
     if mixed:
         env, found = next(iter(mixed.items()))
@@ -126,7 +150,7 @@ def _by_env(path: Path) -> dict[str, tuple[str | None, dict[str, float]]]:
             f"{path} holds {env} episodes of several splits ({', '.join(sorted(map(str, found)))}):"
             " compare evals of one split each"
         )
-    return {env: (splits[env].pop(), successes[env]) for env in successes}
+    return {env: (splits[env].pop(), outcomes(found)) for env, found in episodes.items()}
 
 
 def _names(side: Mapping[str, object]) -> str:

@@ -219,10 +219,23 @@ def _show_comparisons(model: Path, baseline: Path, comparisons: list[Comparison]
 
 
 def _difference(c: Comparison) -> str:
+    score = (
+        f"; score {c.score_difference:+.3f} ± {c.score_standard_error:.3f}"
+        if _score_reported(c)
+        else ""
+    )
     return (
         f"{100 * c.difference:+.1f} ± {100 * c.standard_error:.1f} points (paired over"
-        f" {c.items} items: {c.wins} wins, {c.losses} losses, {c.ties} ties)"
+        f" {c.items} items: {c.wins} wins, {c.losses} losses, {c.ties} ties){score}"
     )
+
+
+def _score_reported(c: Comparison) -> bool:
+    """The env reports its score beside success (webshop, sciworld), and the comparison has it."""
+    from agentcli.envs.registry import SPECS
+
+    spec = SPECS.get(c.env)
+    return spec is not None and spec.score_reported and c.score_difference is not None
 
 
 def _count(value: int | None) -> str:

@@ -152,6 +152,9 @@ class EnvSpec:
     # how the env sorts its steps into kinds of action (eval counts the steps of each kind);
     # None: it does not
     action_kinds: ActionKinds | None = None
+    # the score is what papers report for the env, beside success (webshop's graded reward,
+    # sciworld's 0-100): report prints the paired difference in score too
+    score_reported: bool = False
     # the env's rule baseline (``--policy baseline``): the next action from the current
     # observation alone, to measure a learned policy beside (webshop's: search the goal's
     # words, click the first result, buy); None: the env has none

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentcli.common import write_atomic
-from agentcli.compare import Comparison, paired
+from agentcli.compare import Comparison, Outcome, outcomes, paired
 from agentcli.data.jsonl import read_records
 from agentcli.errors import UsageError
 from agentcli.evaluate import ALL
@@ -162,7 +162,7 @@ def paired_comparisons(run: Path, rows: list[Row]) -> list[Comparison]:
     for model, baseline, env in pairs:
         if (baseline, env) not in labels or (model, env) not in labels:
             continue
-        a, b = (_successes(layout.env(env), label) for label in (model, baseline))
+        a, b = (_outcomes(layout.env(env), label) for label in (model, baseline))
         split = splits[(model, env)] if splits[(model, env)] == splits[(baseline, env)] else None
         comparison = paired(env, model, baseline, a, b, split=split)
         if comparison is not None:
@@ -253,7 +253,8 @@ def _model_record(row: Row) -> dict[str, Any]:
     }
 
 
-_COMPARED = ("difference", "standard_error", "items", "wins", "losses", "ties")
+_COMPARED = ("difference", "standard_error", "items", "wins", "losses", "ties", "score_difference",
+             "score_standard_error")  # fmt: skip
 
 
 def report_csv(rows: list[Row], comparisons: list[Comparison]) -> str:
@@ -280,11 +281,10 @@ def report_csv(rows: list[Row], comparisons: list[Comparison]) -> str:
     return table.getvalue()
 
 
-def _successes(where: RunLayout, label: str) -> dict[str, float]:
+def _outcomes(where: RunLayout, label: str) -> dict[str, Outcome]:
     evaluated = where.control_eval if label == CONTROL else where.eval(int(label))
     path = evaluated / "episodes.jsonl"
-    episodes = read_records(path, Episode) if path.exists() else []
-    return {episode.item_id: float(episode.success) for episode in episodes}
+    return outcomes(read_records(path, Episode) if path.exists() else [])
 
 
 def plot_report(rows: list[Row], path: Path, *, title: str) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentcli.compare import compare_evals, paired
+from agentcli.compare import Outcome, compare_evals, outcomes, paired
 from agentcli.data.jsonl import append_records, write_records
 from agentcli.errors import UsageError
 from agentcli.records import Episode
@@ -86,5 +86,36 @@ def test_a_directory_without_episodes_is_refused_with_what_to_pass(tmp_path):
 
 
 def test_fewer_than_two_shared_items_pair_to_nothing():
-    assert paired("textcraft", "1", "0", {"x_1": 1.0}, {"x_1": 0.0}) is None
-    assert paired("textcraft", "1", "0", {"x_1": 1.0, "x_2": 1.0}, {"x_3": 0.0}) is None
+    won, lost = Outcome(1.0, 1.0), Outcome(0.0, 0.0)
+    assert paired("textcraft", "1", "0", {"x_1": won}, {"x_1": lost}) is None
+    assert paired("textcraft", "1", "0", {"x_1": won, "x_2": won}, {"x_3": lost}) is None
+
+
+def test_graded_scores_are_paired_beside_success():
+    """webshop: no item won by either side, yet the model buys closer to the goal."""
+    scores = {"a": [0.5, 0.75, 0.25], "b": [0.25, 0.75, 0.0]}
+    sides = [
+        outcomes(Episode(item_id=f"webshop_{i}", env="webshop", instruction="", reward=score,
+                         n_steps=0) for i, score in enumerate(scores[side]))
+        for side in ("a", "b")
+    ]  # fmt: skip
+    found = paired("webshop", "1", "0", *sides)
+    assert found is not None and (found.difference, found.wins, found.ties) == (0.0, 0, 3)
+    # score differences 0.25, 0, 0.25: mean 1/6, sample deviation √(1/48), over √3
+    assert found.score_difference == pytest.approx(1 / 6)
+    assert found.score_standard_error == pytest.approx((1 / 48) ** 0.5 / 3**0.5)
+
+
+def test_report_prints_the_score_pairing_where_the_env_reports_scores(tmp_path):
+    from tests.support.cli import agentgym
+
+    for side, rewards in (("a", [0.5, 0.75, 0.25]), ("b", [0.25, 0.75, 0.0])):
+        write_records(tmp_path / side / "episodes.jsonl", [
+            Episode(item_id=f"webshop_{i}", env="webshop", split="test", instruction="",
+                    reward=reward, n_steps=0) for i, reward in enumerate(rewards)
+        ])  # fmt: skip
+    printed = agentgym("report", str(tmp_path / "a"), str(tmp_path / "b"))
+    assert printed.returncode == 0, printed.stderr
+    assert "(paired over 3 items: 0 wins, 0 losses, 3 ties); score +0.167 ± 0.083" in printed.stdout
+    plain = agentgym("report", str(evaluated(tmp_path / "c", A)), str(evaluated(tmp_path / "d", B)))
+    assert plain.returncode == 0 and plain.stdout.rstrip().endswith("2 ties)")  # success alone

@@ -64,4 +64,5 @@ SPEC = EnvSpec(
     missing=missing_requirement,
     categories=task_category,
     full_score=SUCCESS_SCORE,
+    score_reported=True,
 )

@@ -92,4 +92,5 @@ SPEC = EnvSpec(
     },
     action_kinds=ActionKinds(actions.KINDS, actions.action_kind),
     baseline=rule_action,
+    score_reported=True,
 )
