@@ -31,7 +31,7 @@ from agentcli.train.shared_prefix import (
     shared_prefix_logits,
     sharing_blocker,
 )
-from agentcli.train.tokenize import tokenize_records
+from agentcli.train.tokenize import prompt_as_trained, tokenize_records
 
 log = logging.getLogger("agentgym.train")
 
@@ -137,6 +137,7 @@ def build_sft_trainer(config: TrainConfig, model: Any, tokenizer: Any) -> Any:
         overflow=config.rendering.overflow,
     )
     log.info("%s: %s", config.data, report.summary())
+    prompt_as_trained(tokenizer, config.rendering.template)  # saved with every checkpoint
     dataset = Dataset.from_dict(
         {
             "input_ids": [example.input_ids for example in examples],

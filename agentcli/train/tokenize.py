@@ -312,6 +312,34 @@ def _encode_turns(
     return _Encoded(input_ids, mask, counts)
 
 
+# The chat template a model trained in an [INST] format is saved with, so that rollout, eval
+# and a served engine prompt it as it was trained: the same text, turn after turn, ending
+# where its reply starts (``tests/unit/train/test_tokenize.py`` checks the tokens match).
+_INST_TEMPLATE = (
+    "{%- for message in messages -%}"
+    "{%- if message['role'] == 'user' -%}{{ USER }}"
+    "{%- elif message['role'] == 'assistant' -%}{{ ASSISTANT }}"
+    "{%- else -%}{{ raise_exception('a system message has no place in AgentGym\\'s [INST]"
+    " format: make it part of the first user message') }}"
+    "{%- endif -%}{%- endfor -%}"
+)
+INFERENCE_TEMPLATES: dict[str, str] = {
+    "llama2": _INST_TEMPLATE.replace(
+        "{{ USER }}", "{{ (bos_token or '<s>') + '[INST] ' + message['content'] + ' [/INST]' }}"
+    ).replace("{{ ASSISTANT }}", "{{ message['content'] + (eos_token or '</s>') }}"),
+    "agentgym-bc": _INST_TEMPLATE.replace(
+        "{{ USER }}", "{{ '<s>[INST] ' + message['content'] + ' [/INST]' }}"
+    ).replace("{{ ASSISTANT }}", "{{ ' ' + message['content'] + eos_token }}"),
+}
+
+
+def prompt_as_trained(tokenizer: Any, template: Template) -> None:
+    """Give ``tokenizer`` the chat template that prompts a model the way ``template`` trained
+    it; ``chat`` trains with the tokenizer's own, which stays."""
+    if template != "chat":
+        tokenizer.chat_template = INFERENCE_TEMPLATES[template]
+
+
 _ENCODERS: dict[str, _Encoder] = {
     "chat": _encode_chat,
     "llama2": _encode_llama2,

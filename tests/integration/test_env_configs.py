@@ -65,6 +65,9 @@ def test_an_env_config_runs_the_loop_and_reports_each_models_test_row(tmp_path, 
         conversation = json.loads(data.read_text())[0]["conversations"]
         assert {turn["loss"] for turn in conversation if turn["from"] == "gpt"} <= {True, False}
         assert "mean_score" in document["rows"][0]
+        # trained in AgentGym's [INST] format, the model is prompted in it (not ChatML)
+        template = (run / "seed0" / "iter0" / "model" / "chat_template.jinja").read_text()
+        assert "[INST]" in template and "<|im_start|>" not in template
 
 
 def _alfworld_task_types() -> tuple[str, ...]:

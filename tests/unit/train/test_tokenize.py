@@ -8,7 +8,7 @@ from agentcli.conversation import ACKNOWLEDGEMENT
 from agentcli.errors import DataFormatError
 from agentcli.models import SMOLLM2_SYSTEM, chatml_template
 from agentcli.records import ChatMessage, ChatRecord
-from agentcli.train.tokenize import tokenize_conversation, tokenize_records
+from agentcli.train.tokenize import prompt_as_trained, tokenize_conversation, tokenize_records
 
 # Llama-3's shape, unlike ChatML: a bos token, a default system prompt, role headers as their
 # own special tokens, content trimmed, and no {% generation %} markers.
@@ -144,6 +144,30 @@ def test_agentgym_bc_reproduces_bc_trainers_tokens(load_tokenizer):
         " " + ACTION_1 + "<|im_end|>",
         " " + ACTION_2 + "<|im_end|>",
     ]
+
+
+@pytest.mark.parametrize("template", ["llama2", "agentgym-bc"])
+@pytest.mark.parametrize("kind", ["tiny", "header"])
+def test_a_model_trained_in_an_inst_format_is_prompted_with_the_tokens_it_trained_on(
+    load_tokenizer, template, kind
+):
+    """Rollout renders each turn with the saved chat template and encodes the text whole:
+    what it gives the model before each reply is exactly training's tokens before that reply."""
+    tokenizer = load_tokenizer(kind)
+    trained = tokenize_conversation(tokenizer, CONVERSATION, template=template)
+    assert trained is not None
+    prompt_as_trained(tokenizer, template)
+    replies = [turn for turn, m in enumerate(CONVERSATION) if m.role == "assistant"]
+    for turn in replies:
+        messages = [{"role": m.role, "content": m.content} for m in CONVERSATION[:turn]]
+        text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        prompt = tokenizer(text, add_special_tokens=False)["input_ids"]
+        assert prompt == trained.input_ids[: len(prompt)]
+        assert trained.completion_mask[len(prompt) - 1] == 0  # the reply starts right after
+    # and the whole conversation renders as training's text
+    whole = [{"role": m.role, "content": m.content} for m in CONVERSATION]
+    text = tokenizer.apply_chat_template(whole, tokenize=False)
+    assert tokenizer(text, add_special_tokens=False)["input_ids"] == trained.input_ids
 
 
 def test_llama2_uses_the_tokenizers_own_bos(load_tokenizer):
