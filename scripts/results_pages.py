@@ -71,17 +71,21 @@ def results_table(document: dict[str, Any], seed: int, file: str, link: str) -> 
         if seeds == list(range(seeds[0], seeds[-1] + 1))
         else ("seeds " + ", ".join(map(str, seeds)))
     )
+    scored = any(_score_reported(row["env"]) for row in document["rows"])
+    score_column = f" mean score, seed {seed} |" if scored else ""
     lines = [
-        f"| model | held-out success, seed {seed} | mean over {span} | sd | min – max |",
-        "|---|---|---|---|---|",
+        f"| model | held-out success, seed {seed} |{score_column} mean over {span} | sd"
+        " | min – max |",
+        "|---|---|---|---|---|" + ("---|" if scored else ""),
     ]
     for spread in document["across_seeds"]["rows"]:
         label, env = _label(spread), spread["env"]
         row = ours[(label, env)]
         name = _name(label) + (f" ({env})" if several_envs else "")
+        score = f" {row['mean_score']:.3f} ± {row['score_se']:.3f} |" if scored else ""
         lines.append(
-            f"| {name} | {_percent(row['success_rate'])} ± {_points(row['success_se'])} %"
-            f" | {_percent(spread['success_mean'])} % | {_points(spread['success_sd'])}"
+            f"| {name} | {_percent(row['success_rate'])} ± {_points(row['success_se'])} % |"
+            f"{score} {_percent(spread['success_mean'])} % | {_points(spread['success_sd'])}"
             f" | {_percent(spread['success_min'])} – {_percent(spread['success_max'])} % |"
         )
     lines += [
@@ -156,6 +160,12 @@ def report_lines(document: dict[str, Any], seed: int, *, across: bool) -> str:
             if c["seed"] == seed
         ]
     return "```\n" + "\n".join(lines) + "\n```\n"
+
+
+def _score_reported(env: str) -> bool:
+    from agentcli.envs.registry import get_spec
+
+    return get_spec(env).score_reported
 
 
 def _label(record: dict[str, Any]) -> str:

@@ -80,3 +80,17 @@ def test_the_quickstarts_student_is_the_one_its_results_were_measured_with(tmp_p
         "the quickstart's student is not the one docs/results/quickstart.json was measured"
         " with: run the sweep again (docs/quickstart.md) and commit its report.json"
     )
+
+
+def test_the_webshop_page_shows_each_models_score_on_300_test_goals_and_its_paired_score():
+    import json
+
+    document = json.loads((ROOT / "docs" / "results" / "webshop.json").read_text())
+    assert {(r["env"], r["split"], r["items"]) for r in document["rows"]} == {
+        ("webshop", "test", 300)
+    }
+    page = (ROOT / "docs" / "environments" / "webshop.md").read_text()
+    header = "| model | held-out success, seed 0 | mean score, seed 0 |"
+    assert "<!-- results docs/results/webshop.json seed=0 -->\n" + header in page
+    lines = page.split("<!-- results docs/results/webshop.json seed=0 seed-lines -->")[1]
+    assert "webshop: iteration 1 − control: " in lines and "; score +" in lines.split("<!--")[0]
