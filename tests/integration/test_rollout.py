@@ -29,7 +29,7 @@ from agentcli.records import Episode, parse_item_id
 from agentcli.rollout import RolloutConfig, execute, run_rollout
 from tests.integration.test_env_servers import BABYAI_ITEMS, SCIWORLD_TASK_TYPES
 from tests.support.random_policy import RandomPolicy
-from tests.support.servers import free_port
+from tests.support.servers import app_in_thread, free_port, running_server, slow_proxy
 
 TEXTCRAFT_TRAIN_ITEMS = 435
 
@@ -285,17 +285,26 @@ def test_ctrl_c_says_how_to_resume_and_a_rerun_finishes(tmp_path):
         sys.executable, "-m", "agentcli.cli.main", "collect", "--env", "textcraft",
         "--split", "train", "--limit", "200", "--concurrency", "2", "--out", str(out),
     ]  # fmt: skip
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and (not out.exists() or out.read_text().count("\n") < 5):
-        time.sleep(0.05)
-    process.send_signal(signal.SIGINT)
-    _, stderr = process.communicate(timeout=60)
-    assert process.returncode == 130
-    assert stderr.strip().splitlines()[-1].endswith("interrupted: rerun the same command to resume"
-                                                    " (finished work is kept)")  # fmt: skip
-    assert "Traceback" not in stderr
-    rerun = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    # 200 episodes take ~2 s: through a server whose steps take 0.1 s, ~50 s, so the Ctrl-C
+    # lands midway however loaded the machine
+    with running_server("textcraft") as server, app_in_thread(slow_proxy(server, 0.1)) as slow:
+        process = subprocess.Popen([*command, "--env-server", slow], stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True)  # fmt: skip
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and (not out.exists() or out.read_text().count("\n") < 5):
+            time.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)
+        assert process.returncode == 130, stderr
+        assert len(read_records(out, Episode)) < 200
+        assert (
+            stderr.strip()
+            .splitlines()[-1]
+            .endswith("interrupted: rerun the same command to resume (finished work is kept)")
+        )
+        assert "Traceback" not in stderr
+        rerun = subprocess.run([*command, "--env-server", server], capture_output=True, text=True,
+                               timeout=900)  # fmt: skip
     assert rerun.returncode == 0, rerun.stderr
     assert len({episode.item_id for episode in read_records(out, Episode)}) == 200
 

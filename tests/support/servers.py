@@ -20,6 +20,7 @@ from agentcli.envs.wire.launcher import server_process
 
 __all__ = [
     "app_in_thread", "child_commands", "free_port", "running_server", "running_server_process",
+    "slow_proxy",
 ]  # fmt: skip
 
 
@@ -93,3 +94,33 @@ async def expert_episodes(
 
         results = await asyncio.gather(*(episode(i) for i in items))
         return dict(zip(items, results, strict=True))
+
+
+def slow_proxy(target: str, step_delay_s: float) -> Any:
+    """An app that forwards every request to the env server at ``target``, each ``/step``
+    after ``step_delay_s``: a run through it stays busy long enough to be interrupted midway."""
+    import httpx
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import Response
+    from starlette.routing import Route
+
+    async def forward(request: Request) -> Response:
+        if request.url.path == "/step":
+            await asyncio.sleep(step_delay_s)
+        async with httpx.AsyncClient(base_url=target, timeout=60) as client:
+            upstream = await client.request(
+                request.method,
+                request.url.path,
+                params=request.query_params,
+                content=await request.body(),
+                headers={"content-type": request.headers.get("content-type", "")},
+            )
+        return Response(
+            upstream.content,
+            status_code=upstream.status_code,
+            media_type=upstream.headers.get("content-type"),
+        )
+
+    methods = ["GET", "POST", "DELETE"]
+    return Starlette(routes=[Route("/{path:path}", forward, methods=methods)])
