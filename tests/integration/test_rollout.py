@@ -28,6 +28,7 @@ from agentcli.policy.oracle import OraclePolicy
 from agentcli.records import Episode, parse_item_id
 from agentcli.rollout import RolloutConfig, execute, run_rollout
 from tests.integration.test_env_servers import BABYAI_ITEMS, SCIWORLD_TASK_TYPES
+from tests.support.processes import as_from_a_terminal
 from tests.support.random_policy import RandomPolicy
 from tests.support.servers import app_in_thread, free_port, running_server, slow_proxy
 
@@ -288,7 +289,8 @@ def test_ctrl_c_says_how_to_resume_and_a_rerun_finishes(tmp_path):
     # 200 episodes take ~2 s: through a server whose steps take 0.1 s, ~50 s, so the Ctrl-C
     # lands midway however loaded the machine
     with running_server("textcraft") as server, app_in_thread(slow_proxy(server, 0.1)) as slow:
-        process = subprocess.Popen([*command, "--env-server", slow], stdout=subprocess.PIPE,
+        process = subprocess.Popen(as_from_a_terminal([*command, "--env-server", slow]),
+                                   stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, text=True)  # fmt: skip
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and (not out.exists() or out.read_text().count("\n") < 5):

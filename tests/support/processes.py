@@ -50,3 +50,19 @@ def stop_group(process: subprocess.Popen) -> None:
     with contextlib.suppress(ProcessLookupError):  # every process of the group has ended
         os.killpg(process.pid, signal.SIGKILL)
     process.wait()
+
+
+_AS_FROM_A_TERMINAL = (
+    "import os, signal, sys\n"
+    "signal.signal(signal.SIGINT, signal.SIG_DFL)\n"
+    "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})\n"
+    "os.execv(sys.argv[1], sys.argv[1:])"
+)
+
+
+def as_from_a_terminal(command: list[str]) -> list[str]:
+    """``command`` run with SIGINT at its default and unblocked, as a shell's foreground
+    command has it, so that a test's SIGINT is the user's Ctrl-C: a disposition or mask that
+    the test process was left with (both are inherited across exec) would make the command
+    ignore it. ``command[0]`` is an executable's path."""
+    return [sys.executable, "-c", _AS_FROM_A_TERMINAL, *command]

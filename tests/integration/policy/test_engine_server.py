@@ -23,6 +23,7 @@ from agentcli.teacher import TeacherConfig
 from agentcli.teacher.stages import AnnotateConfig, annotate
 from tests.support.cli import agentgym
 from tests.support.engine_stand_in import COMMAND, ROOT, launches, running
+from tests.support.processes import as_from_a_terminal
 from tests.support.teacher_episodes import student_episodes
 
 
@@ -167,7 +168,9 @@ def test_ctrl_c_during_a_rollout_stops_the_engine(tiny_model, tmp_path):
         "--policy", "vllm", "--model", str(tiny_model), "--limit", "4", "--out", str(out),
         *engine_override("--latency", "30"),
     ]  # fmt: skip
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        as_from_a_terminal(command), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     try:
         launch = wait_for_launch(out / "vllm.log", process)
         in_flight = f"http://127.0.0.1:{launch['port']}/in_flight"
