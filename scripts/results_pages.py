@@ -71,7 +71,9 @@ def results_table(document: dict[str, Any], seed: int, file: str, link: str) -> 
         if seeds == list(range(seeds[0], seeds[-1] + 1))
         else ("seeds " + ", ".join(map(str, seeds)))
     )
-    scored = any(_score_reported(row["env"]) for row in document["rows"])
+    from agentcli.cli.report import score_reported
+
+    scored = any(score_reported(row["env"]) for row in document["rows"])
     score_column = f" mean score, seed {seed} |" if scored else ""
     lines = [
         f"| model | held-out success, seed {seed} |{score_column} mean over {span} | sd"
@@ -160,12 +162,6 @@ def report_lines(document: dict[str, Any], seed: int, *, across: bool) -> str:
             if c["seed"] == seed
         ]
     return "```\n" + "\n".join(lines) + "\n```\n"
-
-
-def _score_reported(env: str) -> bool:
-    from agentcli.envs.registry import get_spec
-
-    return get_spec(env).score_reported
 
 
 def _label(record: dict[str, Any]) -> str:

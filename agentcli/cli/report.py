@@ -221,7 +221,7 @@ def _show_comparisons(model: Path, baseline: Path, comparisons: list[Comparison]
 def _difference(c: Comparison) -> str:
     score = (
         f"; score {c.score_difference:+.3f} ± {c.score_standard_error:.3f}"
-        if _score_reported(c)
+        if c.score_difference is not None and score_reported(c.env)
         else ""
     )
     return (
@@ -230,12 +230,12 @@ def _difference(c: Comparison) -> str:
     )
 
 
-def _score_reported(c: Comparison) -> bool:
-    """The env reports its score beside success (webshop, sciworld), and the comparison has it."""
+def score_reported(env: str) -> bool:
+    """Whether the env's score is reported beside its success (webshop, sciworld)."""
     from agentcli.envs.registry import SPECS
 
-    spec = SPECS.get(c.env)
-    return spec is not None and spec.score_reported and c.score_difference is not None
+    spec = SPECS.get(env)
+    return spec is not None and spec.score_reported
 
 
 def _count(value: int | None) -> str:
