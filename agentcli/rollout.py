@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pydantic import Field, model_validator
 
@@ -30,6 +30,7 @@ from agentcli.conversation import (
     observation_text,
     parse_reply,
     student_messages,
+    turn_text,
 )
 from agentcli.data.jsonl import append_records, read_records
 from agentcli.envs.base import EnvSpec, Transition
@@ -40,7 +41,7 @@ from agentcli.errors import AgentGymError, FatalRunError, UsageError
 from agentcli.items import HeldOutItems, ItemSelection
 from agentcli.policy import PolicyConfig, build_policy, served_policy
 from agentcli.policy.admissible import ActionMode, nearest_admissible
-from agentcli.policy.base import Policy
+from agentcli.policy.base import Policy, RankingPolicy
 from agentcli.records import Episode, Step, item_id
 from agentcli.resume import guard_output, weights_identity
 from agentcli.trained_view import model_view_path, read_view, view_for
@@ -133,7 +134,9 @@ async def run_episode(
     seat's session, which may be what failed), never raises. The policy is shown the
     conversation as ``view`` renders it (``agentcli.conversation.student_messages``), the
     same rendering build-data trains on. With ``actions="admissible"`` a reply's action the
-    env does not list is replaced by the nearest listed one (``meta["replaced_actions"]``)."""
+    env does not list is replaced by the nearest listed one (``meta["replaced_actions"]``);
+    with ``actions="ranked"`` the policy (a ``RankingPolicy``) chooses among the listed
+    actions' replies. An env that lists none leaves the policy to write its reply."""
     started = time.perf_counter()
     steps: list[Step] = []
     end_reason: EndReason = END_MAX_ROUNDS
@@ -148,7 +151,11 @@ async def run_episode(
         for _ in range(max_rounds):
             offered = last.available_actions
             shown = student_messages(opening, steps, observation, view)
-            reply = await policy.act(shown, session)
+            if actions == "ranked" and offered:
+                listed = [turn_text("", action, view, opening.style) for action in offered]
+                reply = await cast(RankingPolicy, policy).rank(shown, listed)
+            else:
+                reply = await policy.act(shown, session)
             tokens["prompt_tokens"] += reply.prompt_tokens
             tokens["completion_tokens"] += reply.completion_tokens
             if reply.context_exceeded:
@@ -272,6 +279,8 @@ async def play_items(
     """Play one episode of each of ``items`` (an item may come more than once) on
     ``concurrency`` seats; ``on_episode(position, episode)`` gets each as it ends, with the
     position of its item in ``items``."""
+    if actions == "ranked" and not isinstance(policy, RankingPolicy):
+        raise UsageError(f"actions ranked needs a policy that scores replies, not {policy.name}")
     style = env_style(spec.name, (view or StudentView()).prompt)
     clients = [EnvClient(url, spec.name, style=style) for url in env_servers]
     seats = [Seat(clients[number % len(clients)]) for number in range(concurrency)]
@@ -352,6 +361,12 @@ class RolloutConfig(ItemSelection, EpisodeSettings):
         if model is not None:
             learned = read_view(model_view_path(model))
             self.view = view_for(self.view, learned, of=str(model), other_view=self.other_view)
+        if self.policy.actions == "ranked" and self.view.reasons:
+            raise ValueError(
+                "actions ranked scores each listed action as the model's whole reply, and a view"
+                " with reasons (view.reasons: true) has the model write a reason first: use a"
+                " model trained without reasons, or actions admissible"
+            )
         return self
 
     def record_settings(self, spec: EnvSpec) -> dict[str, Any]:

@@ -43,7 +43,9 @@ class _Acting(CommandConfig):
         "free",
         description="free: the reply's action as written; admissible: a reply's action that"
         " the env does not list becomes the listed action nearest to it in characters (each"
-        " replacement recorded in the episode's meta.replaced_actions).",
+        " replacement recorded in the episode's meta.replaced_actions); ranked: a local model"
+        " scores each listed action as its whole reply and takes the likeliest (a view"
+        " without reasons).",
     )
     batch_size: int = Field(32, ge=1, description="Local model: turns per batch.")
     decoder: Literal["own", "generate"] = Field(
@@ -82,6 +84,12 @@ class PolicySettings(EngineSettings, _Acting):  # in this order, the engine's se
             raise ValueError(
                 f"a {self.kind} policy is served where the stage launches it: drop --base-url"
                 " and --model-name (kind openai talks to a server of your own)"
+            )
+        if self.actions == "ranked" and self.kind != "local":
+            raise ValueError(
+                "actions ranked scores each listed action with a local model's own"
+                f" probabilities, which a {self.kind} policy does not give: pass --model DIR,"
+                " or use --actions admissible"
             )
         self.check_engine(self.kind)
         return self

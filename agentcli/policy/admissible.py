@@ -1,11 +1,12 @@
 """Acting within the actions an env lists: a reply's action that the env does not list becomes
-the listed action nearest to it in characters.
+the listed action nearest to it in characters (``admissible``), or the model scores every listed
+action as its reply and takes the likeliest (``ranked``).
 
 A small student spells an ALFWorld action a few characters off (``take creditcard 2 from
 coffeeta``: its reply cut short) or names a receptacle that is not in the room; the env answers
 "Nothing happens" and the episode burns its rounds. Choosing the nearest admissible action is
 what AgentGym's and LEAP's ALFWorld agents are measured without, so it is a setting a run names
-(``policy.actions: admissible``), never a default, and every replaced action is recorded.
+(``policy.actions``), never a default; every action ``admissible`` replaces is recorded.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Literal
 
 from rapidfuzz.distance import Levenshtein
 
-ActionMode = Literal["free", "admissible"]
+ActionMode = Literal["free", "admissible", "ranked"]
 
 
 def nearest_admissible(action: str, offered: Sequence[str]) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from agentcli.envs.wire.client import RemoteSession
@@ -38,3 +38,13 @@ class Policy(Protocol):
         ...
 
     async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class RankingPolicy(Policy, Protocol):
+    """A policy that can also choose among whole replies (``policy.actions: ranked``)."""
+
+    async def rank(self, conversation: Sequence[ChatMessage], replies: Sequence[str]) -> Reply:
+        """The one of ``replies`` (each a whole turn) that the policy finds likeliest after
+        ``conversation``; the first of those that tie."""
+        ...

@@ -152,6 +152,44 @@ class LocalModelPolicy:
         # the batch is complete.
         return await self._batcher.answer(self._render(conversation))
 
+    async def rank(self, conversation: Sequence[ChatMessage], replies: Sequence[str]) -> Reply:
+        """The one of ``replies`` (whole turns) the model finds likeliest after
+        ``conversation``: each reply's tokens, up to the end of its turn, scored as the model's
+        continuation of the prompt (``agentcli.policy.local.scoring``); the first listed of
+        those that tie. Nothing is generated: the tokens read are the reply's prompt tokens."""
+        if self._loading is not None and not self._loading.done():
+            await asyncio.wrap_future(self._loading)
+        self.wait_until_loaded()
+        return await asyncio.to_thread(self._rank, conversation, replies)
+
+    def _rank(self, conversation: Sequence[ChatMessage], replies: Sequence[str]) -> Reply:
+        from agentcli.policy.local.scoring import continuation_log_likelihoods
+
+        prompt = self._render(conversation)
+        continuations = [self._continuation(conversation, prompt, reply) for reply in replies]
+        prompt_ids = self.tokenizer(prompt, add_special_tokens=False)["input_ids"]
+        rows = self.tokenizer(continuations, add_special_tokens=False)["input_ids"]
+        read = len(prompt_ids) + sum(len(row) for row in rows)
+        if len(prompt_ids) + max(len(row) for row in rows) > self.max_context_tokens:
+            return Reply("", prompt_tokens=len(prompt_ids), context_exceeded=True)
+        with self._model_lock:
+            scores = continuation_log_likelihoods(
+                self.model, prompt_ids, rows, chunk=self.batch_size
+            )
+        return Reply(replies[scores.index(max(scores))], prompt_tokens=read)
+
+    def _continuation(self, conversation: Sequence[ChatMessage], prompt: str, reply: str) -> str:
+        """What the chat template writes after ``prompt`` (the conversation opened for the
+        model's turn) when ``reply`` is that turn: the reply and the end of its turn."""
+        answered = [*conversation, ChatMessage(role="assistant", content=reply)]
+        text = self.tokenizer.apply_chat_template(chat_dicts(answered), tokenize=False)
+        if not text.startswith(prompt):
+            raise FatalRunError(
+                f"{self.model_path}'s chat template writes a turn otherwise than after the prompt"
+                " it opens for it, so its replies cannot be scored: use actions admissible"
+            )
+        return text[len(prompt) :]
+
     async def aclose(self) -> None:
         """Stop batching; turns still waiting are cancelled rather than left hanging."""
         await self._batcher.aclose()

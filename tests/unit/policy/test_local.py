@@ -9,13 +9,21 @@ import time
 
 import pytest
 import torch
+from transformers import AutoModelForCausalLM
 
-from agentcli.conversation import Opening, StudentView, cut_after_action, student_messages
+from agentcli.conversation import (
+    Opening,
+    StudentView,
+    chat_dicts,
+    cut_after_action,
+    student_messages,
+)
 from agentcli.errors import FatalRunError, ModelUnavailableError
 from agentcli.policy import decode, local
 from agentcli.policy.local import LocalModelPolicy, batcher
 from agentcli.policy.local.kv_cache import common_prefix_length, encodes_apart_after_added_tokens
 from agentcli.records import ChatMessage, Step
+from tests.support.log_likelihood import whole_sequence_log_likelihood
 
 MAX_NEW_TOKENS = 16
 
@@ -408,3 +416,29 @@ def test_sampling_with_the_generate_decoder_is_reproducible_for_a_seed(tiny_mode
 
     assert sample(7) == sample(7)
     assert sample(7) != sample(8)
+
+
+RANKED = ["Action: go north", "Action: take the key", "Action: open door", "Action: drop ball"]
+
+
+def test_rank_takes_the_reply_the_model_finds_likeliest_wherever_it_is_listed(policy, tiny_model):
+    conversation = conversations(3)[2]
+    tokenizer, reference = policy.tokenizer, AutoModelForCausalLM.from_pretrained(tiny_model)
+    prompt = tokenizer.apply_chat_template(
+        chat_dicts(conversation), tokenize=False, add_generation_prompt=True
+    )
+
+    def likelihood(reply: str) -> float:
+        whole = tokenizer.apply_chat_template(
+            chat_dicts([*conversation, assistant(reply)]), tokenize=False
+        )
+        ids = tokenizer(whole, add_special_tokens=False)["input_ids"]
+        prompt_length = len(tokenizer(prompt, add_special_tokens=False)["input_ids"])
+        return whole_sequence_log_likelihood(reference, ids[:prompt_length], ids[prompt_length:])
+
+    likeliest = max(RANKED, key=likelihood)
+    for shift in range(len(RANKED)):
+        listed = RANKED[shift:] + RANKED[:shift]
+        reply = asyncio.run(policy.rank(conversation, listed))
+        assert reply.text == likeliest
+        assert reply.completion_tokens == 0 and reply.prompt_tokens > len(RANKED)

@@ -1,0 +1,53 @@
+"""``policy.actions: ranked`` on a real alfworld server (which lists its admissible actions):
+the tiny model chooses every action among those listed, by scoring them, where writing them it
+names none; settings that cannot rank are refused before anything runs."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+from pydantic import ValidationError
+
+from agentcli.conversation import StudentView
+from agentcli.data.jsonl import read_records
+from agentcli.policy import PolicyConfig
+from agentcli.records import Episode
+from agentcli.rollout import RolloutConfig, execute
+
+NO_REASONS = StudentView(reasons=False, instruction=False, format="single-prompt")
+
+
+def rollout(out, policy: PolicyConfig, view: StudentView = NO_REASONS) -> RolloutConfig:
+    return RolloutConfig(env="alfworld", split="train", limit=2, concurrency=2, max_rounds=4,
+                         out=out, policy=policy, view=view)  # fmt: skip
+
+
+@pytest.mark.alfworld
+@pytest.mark.skipif(
+    importlib.util.find_spec("alfworld") is None,
+    reason="the alfworld extra is not installed (pip install 'agentgym[alfworld]')",
+)
+def test_every_action_of_a_ranking_model_is_one_the_env_listed(tiny_model, tmp_path):
+    ranked = PolicyConfig(model=tiny_model, actions="ranked", max_new_tokens=4)
+    free = PolicyConfig(model=tiny_model, max_new_tokens=4)
+    assert execute(rollout(tmp_path / "ranked", ranked)).finished == 2
+    assert execute(rollout(tmp_path / "free", free)).finished == 2
+    episodes = read_records(tmp_path / "ranked" / "episodes.jsonl", Episode)
+    steps = [step for episode in episodes for step in episode.steps]
+    assert len(steps) == 8 and all(step.action in step.candidate_actions for step in steps)
+    assert all(episode.meta["completion_tokens"] == 0 for episode in episodes)  # nothing written
+    # a random model writing four tokens names no listed action: ranking is what did
+    written = read_records(tmp_path / "free" / "episodes.jsonl", Episode)
+    assert not any(s.action in s.candidate_actions for e in written for s in e.steps)
+
+
+def test_a_policy_that_cannot_score_replies_is_refused(tmp_path):
+    with pytest.raises(ValidationError, match="actions ranked .* pass --model DIR"):
+        rollout(tmp_path, PolicyConfig(kind="oracle", actions="ranked"))
+
+
+def test_a_view_whose_replies_start_with_a_reason_is_refused(tiny_model, tmp_path):
+    policy = PolicyConfig(model=tiny_model, actions="ranked")
+    with pytest.raises(ValidationError, match="view with reasons"):
+        rollout(tmp_path, policy, StudentView(reasons=True))
