@@ -270,8 +270,31 @@ def _timings(sweep: Sweep) -> dict[str, Any]:
                 "stages": stages,
             }
         )
-    machine = {"cpus": os.cpu_count(), "platform": platform.platform()}
-    return {"machine": machine, "seeds": seeds}
+    return {"machine": this_machine(), "seeds": seeds}
+
+
+def this_machine() -> dict[str, Any]:
+    """Where a sweep ran: its CPU cores, the CPU and the platform. Training's floating-point
+    sums follow the CPU's kernels: a seed gives the same numbers on the same kind of CPU, and
+    may give others on another."""
+    return {"cpus": os.cpu_count(), "cpu": _cpu(), "platform": platform.platform()}
+
+
+def _cpu() -> str:
+    """The CPU's model name and its widest vector instructions, as Linux lists them."""
+    try:
+        info = Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return platform.processor() or "unknown"
+    fields = dict(line.split(":", 1) for line in info if ":" in line)
+    fields = {key.strip(): value.strip() for key, value in fields.items()}
+    flags = set(fields.get("flags", "").split())
+    widest = next((name for flag, name in _VECTORS if flag in flags), None)
+    model = fields.get("model name", platform.processor() or "unknown")
+    return f"{model} with {widest}" if widest else model
+
+
+_VECTORS = (("avx512f", "AVX-512"), ("avx2", "AVX2"), ("avx", "AVX"), ("asimd", "NEON"))
 
 
 def plot_sweep(sweep: Sweep, path: Path) -> None:
@@ -381,6 +404,21 @@ def beside_published(sweep: Sweep, path: Path) -> list[Beside]:
         for report in sweep.seeds
         for row in report.rows
     ]  # fmt: skip
+
+
+def other_machine_note(path: Path) -> str | None:
+    """A line saying that the results at ``path`` (a ``report.json`` of seeds) were measured on
+    another kind of CPU than this one; None when on the same kind."""
+    machine = json.loads(path.read_text(encoding="utf-8")).get("timings", {}).get("machine", {})
+    theirs, ours = machine.get("cpu"), this_machine()["cpu"]
+    if theirs == ours:
+        return None
+    return (
+        f"{path} was measured on another kind of CPU ({theirs or 'it does not say which'})"
+        f" than this run ({ours}): a seed gives the same numbers on the same kind; on another,"
+        " training's floating-point sums differ, and the models trained after iteration 0 can"
+        " differ by a few points"
+    )
 
 
 def _label(record: dict[str, Any]) -> str:

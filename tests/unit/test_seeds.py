@@ -14,7 +14,7 @@ from agentcli.data.jsonl import write_records
 from agentcli.errors import UsageError
 from agentcli.evaluate import Metrics, write_metrics
 from agentcli.iterate.runner import Manifest
-from agentcli.iterate.seeds import beside_published, read_sweep, write_sweep_report
+from agentcli.iterate.seeds import beside_published, read_sweep, this_machine, write_sweep_report
 from agentcli.records import Episode
 from agentcli.run_layout import RunLayout, seed_run
 
@@ -126,6 +126,7 @@ def test_report_prints_each_seed_then_across_them_then_beside_the_published(tmp_
     assert printed.returncode == 0, printed.stderr
     out = printed.stdout
     assert out.index("seed 0") < out.index("seed 3") < out.index("across seeds")
+    assert "measured on" not in out  # here, on this machine
     assert "babyai: iteration 1 − control across 2 seeds: +25.0 ± 0.0 points" in out
     assert "ahead in 2 of 2" in out
     assert (
@@ -182,3 +183,22 @@ def test_each_seeds_action_kinds_and_ends_are_in_the_run_directorys_report_json(
     assert [(e["seed"], e["end"], e["items"]) for e in document["ends"]] == [
         (0, "done", 3), (0, "max_rounds", 1), (3, "done", 3), (3, "max_rounds", 1),
     ]  # fmt: skip
+
+
+def test_report_says_when_the_published_results_come_from_another_kind_of_cpu(tmp_path):
+    from tests.support.cli import agentgym
+
+    for seed in WINS:
+        seed_of_run(tmp_path / "runs", seed)
+    write_sweep_report(tmp_path / "runs")
+    document = json.loads((tmp_path / "runs" / "report.json").read_text())
+    assert document["timings"]["machine"]["cpu"] == this_machine()["cpu"]
+    document["timings"]["machine"]["cpu"] = "Elsewhere 9000 with AVX2"
+    (tmp_path / "published.json").write_text(json.dumps(document))
+    printed = agentgym(
+        "report", str(tmp_path / "runs"), "--published", str(tmp_path / "published.json")
+    )
+    assert printed.returncode == 0, printed.stderr
+    assert "measured on another kind of CPU (Elsewhere 9000 with AVX2) than this run (" in " ".join(
+        printed.stdout.split()
+    )
