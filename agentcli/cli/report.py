@@ -151,6 +151,8 @@ def _show_breakdown(
 def _show_sweep(sweep: Sweep) -> None:
     for report in sweep.seeds:
         _show_run(f"{_name(sweep.run)} seed {report.seed}", report.rows, report.comparisons)
+    if len(sweep.seeds) == 1:
+        return  # one seed has no spread: its table is all there is
     table = Table(title=f"{_name(sweep.run)} across seeds", box=box.SIMPLE_HEAD)
     for column in ("iter", "env", "seeds", "mean success", "sd", "min", "max"):
         table.add_column(column, justify="left" if column in ("iter", "env") else "right")

@@ -202,3 +202,13 @@ def test_report_says_when_the_published_results_come_from_another_kind_of_cpu(tm
     assert "measured on another kind of CPU (Elsewhere 9000 with AVX2) than this run (" in " ".join(
         printed.stdout.split()
     )
+
+
+def test_one_seed_is_reported_without_a_spread_across_seeds(tmp_path):
+    from tests.support.cli import agentgym
+
+    seed_of_run(tmp_path / "runs", 0, WINS[0])
+    printed = agentgym("report", str(tmp_path / "runs"))
+    assert printed.returncode == 0, printed.stderr
+    assert "runs seed 0" in printed.stdout
+    assert "across" not in printed.stdout  # no table nor difference across one seed
