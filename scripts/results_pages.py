@@ -114,7 +114,7 @@ def results_table(document: dict[str, Any], seed: int, file: str, link: str) -> 
     lines += [
         "",
         f"From [{file}]({link}): measured on {machine['cpus']} CPU cores"
-        f"{' of ' + machine['cpu'] if 'cpu' in machine else ''} ({machine['platform']}); seed {seed}'s stages took {_minutes(seconds['seconds'])}"
+        f" ({machine['cpu'] + '; ' if 'cpu' in machine else ''}{machine['platform']}); seed {seed}'s stages took {_minutes(seconds['seconds'])}"
         f" at a mean load average of {seconds['load_average']}.",
         "",
     ]
