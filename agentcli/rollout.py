@@ -477,6 +477,13 @@ def execute(
             f"{config.env} has no rule baseline (these envs have one: {having}): pass --model,"
             " --base-url or --policy oracle"
         )
+    if config.policy.actions != "free" and not spec.wire.lists_actions:
+        listing = ", ".join(name for name, other in SPECS.items() if other.wire.lists_actions)
+        raise UsageError(
+            f"{config.env}'s server sends no list of the actions a state admits, so actions"
+            f" {config.policy.actions} would act as free: pass --actions free (envs that list"
+            f" theirs: {listing})"
+        )
     guard_output(config.episodes_path, config.record_settings(spec), overwrite=config.overwrite)
     dump_config(config, config.config_path)
     with served_policy(config.policy, config.side_file) as served:

@@ -131,6 +131,13 @@ class WireFormat:
     action_format: str = "{action}"  # how the action text is sent
     failed_reset: str | None = None  # the observation with which a server says a reset failed
 
+    @property
+    def lists_actions(self) -> bool:
+        """Whether its resets and steps send the actions the state admits."""
+        return all(
+            "available_actions" in fields for fields in (self.reset_fields, self.step_fields)
+        )
+
     def reset_body(self, session_id: int, index: int) -> dict[str, Any]:
         return {self.id_field: session_id, self.index_field: index, **self.reset_extra}
 

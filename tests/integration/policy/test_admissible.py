@@ -80,8 +80,8 @@ def test_the_action_mode_is_a_setting_a_rerun_must_keep(tmp_path):
 
     def collect(actions: str, limit: int) -> RolloutConfig:
         policy = PolicyConfig(kind="oracle", actions=actions)
-        return RolloutConfig(env="babyai-putnext", out=out, policy=policy, split="train",
-                             limit=limit)  # fmt: skip
+        return RolloutConfig(env="alfworld", out=out, policy=policy, split="train", limit=limit,
+                             max_rounds=2)  # fmt: skip
 
     assert execute(collect("admissible", 1)).finished == 1
     with pytest.raises(UsageError, match="actions"):

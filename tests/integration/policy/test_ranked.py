@@ -1,6 +1,7 @@
 """``policy.actions: ranked`` on a real alfworld server (which lists its admissible actions):
 the tiny model chooses every action among those listed, by scoring them, where writing them it
-names none; settings that cannot rank are refused before anything runs."""
+names none; settings that cannot rank, and envs whose servers list no actions, are refused
+before anything runs."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pydantic import ValidationError
 
 from agentcli.conversation import StudentView
 from agentcli.data.jsonl import read_records
+from agentcli.errors import UsageError
 from agentcli.policy import PolicyConfig
 from agentcli.records import Episode
 from agentcli.rollout import RolloutConfig, execute
@@ -51,3 +53,15 @@ def test_a_view_whose_replies_start_with_a_reason_is_refused(tiny_model, tmp_pat
     policy = PolicyConfig(model=tiny_model, actions="ranked")
     with pytest.raises(ValidationError, match="view with reasons"):
         rollout(tmp_path, policy, StudentView(reasons=True))
+
+
+@pytest.mark.parametrize("kind, actions", [("oracle", "admissible"), ("local", "ranked")])
+def test_an_env_whose_server_lists_no_actions_refuses_both_modes(
+    tiny_model, tmp_path, kind, actions
+):
+    policy = PolicyConfig(kind=kind, model=tiny_model if kind == "local" else None, actions=actions)
+    config = RolloutConfig(env="babyai-putnext", split="train", limit=1, out=tmp_path / "out.jsonl",
+                           policy=policy, view=NO_REASONS)  # fmt: skip
+    with pytest.raises(UsageError, match=f"sends no list .* actions {actions} would act as free"):
+        execute(config)
+    assert not (tmp_path / "out.jsonl").exists()
