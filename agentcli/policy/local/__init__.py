@@ -45,6 +45,18 @@ Device = Literal["auto", "cpu", "cuda"]
 Decoder = Literal["own", "generate"]
 
 
+# Continuations scored in one forward, each with a copy of its prompt's keys and values: a
+# bound on the memory they take (rows × prompt length × layers), not on the turns in a batch.
+RANKED_ROWS_PER_FORWARD = 128
+
+
+@dataclass
+class _Ranking:
+    prompt: str  # the conversation as the chat template renders it, opened for the model's turn
+    replies: list[str]  # the whole turns to choose among
+    continuations: list[str]  # what the template writes after the prompt for each
+
+
 @dataclass
 class _Prompt:
     request_index: int
@@ -121,6 +133,7 @@ class LocalModelPolicy:
         self.prefill_tokens = 0  # prompt tokens encoded: those found in a kept cache are not
         self._model_lock = threading.Lock()
         self._batcher = Batcher(self._answer_texts, batch_size)
+        self._ranker = Batcher(self._rank_batch, batch_size)
 
     def _take(self, tokenizer: Any, model: Any, max_context_tokens: int | None) -> None:
         """What needs the loaded model."""
@@ -155,28 +168,41 @@ class LocalModelPolicy:
     async def rank(self, conversation: Sequence[ChatMessage], replies: Sequence[str]) -> Reply:
         """The one of ``replies`` (whole turns) the model finds likeliest after
         ``conversation``: each reply's tokens, up to the end of its turn, scored as the model's
-        continuation of the prompt (``agentcli.policy.local.scoring``); the first listed of
-        those that tie. Nothing is generated: the tokens read are the reply's prompt tokens."""
+        continuation of the prompt (``agentcli.policy.local.scoring``), with the turns of other
+        episodes in one batch; the first listed of those that tie. Nothing is generated: the
+        tokens read are the reply's prompt tokens."""
         if self._loading is not None and not self._loading.done():
             await asyncio.wrap_future(self._loading)
         self.wait_until_loaded()
-        return await asyncio.to_thread(self._rank, conversation, replies)
-
-    def _rank(self, conversation: Sequence[ChatMessage], replies: Sequence[str]) -> Reply:
-        from agentcli.policy.local.scoring import continuation_log_likelihoods
-
         prompt = self._render(conversation)
         continuations = [self._continuation(conversation, prompt, reply) for reply in replies]
-        prompt_ids = self.tokenizer(prompt, add_special_tokens=False)["input_ids"]
-        rows = self.tokenizer(continuations, add_special_tokens=False)["input_ids"]
-        read = len(prompt_ids) + sum(len(row) for row in rows)
-        if len(prompt_ids) + max(len(row) for row in rows) > self.max_context_tokens:
-            return Reply("", prompt_tokens=len(prompt_ids), context_exceeded=True)
-        with self._model_lock:
-            scores = continuation_log_likelihoods(
-                self.model, prompt_ids, rows, chunk=self.batch_size
-            )
-        return Reply(replies[scores.index(max(scores))], prompt_tokens=read)
+        return await self._ranker.answer(_Ranking(prompt, list(replies), continuations))
+
+    def _rank_batch(self, rankings: list[_Ranking]) -> list[Reply]:
+        from agentcli.policy.local.scoring import continuation_log_likelihoods
+
+        replies: list[Reply | None] = [None] * len(rankings)
+        prompts, rows, scored = [], [], []
+        for index, ranking in enumerate(rankings):
+            prompt = self.tokenizer(ranking.prompt, add_special_tokens=False)["input_ids"]
+            options = self.tokenizer(ranking.continuations, add_special_tokens=False)["input_ids"]
+            if len(prompt) + max(len(option) for option in options) > self.max_context_tokens:
+                replies[index] = Reply("", prompt_tokens=len(prompt), context_exceeded=True)
+            else:
+                prompts.append(prompt)
+                rows.append(options)
+                scored.append(index)
+        if scored:
+            with self._model_lock:
+                scores = continuation_log_likelihoods(
+                    self.model, prompts, rows, pad_token_id=self.tokenizer.pad_token_id,
+                    chunk=RANKED_ROWS_PER_FORWARD,
+                )  # fmt: skip
+            for index, prompt, options, own in zip(scored, prompts, rows, scores, strict=True):
+                read = len(prompt) + sum(len(option) for option in options)
+                chosen = rankings[index].replies[own.index(max(own))]
+                replies[index] = Reply(chosen, prompt_tokens=read)
+        return [reply for reply in replies if reply is not None]  # every slot is filled
 
     def _continuation(self, conversation: Sequence[ChatMessage], prompt: str, reply: str) -> str:
         """What the chat template writes after ``prompt`` (the conversation opened for the
@@ -193,6 +219,7 @@ class LocalModelPolicy:
     async def aclose(self) -> None:
         """Stop batching; turns still waiting are cancelled rather than left hanging."""
         await self._batcher.aclose()
+        await self._ranker.aclose()
 
     def generate(self, conversations: Sequence[Sequence[ChatMessage]]) -> list[Reply]:
         """Answer several conversations as one batch (blocking).

@@ -12,6 +12,7 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from agentcli.policy.base import Reply
 
@@ -28,31 +29,33 @@ GATHER_WINDOW_FRACTION = 0.05
 RETURN_WAIT_FRACTION = 0.25
 
 
+Turn = TypeVar("Turn")  # what a turn asks: its conversation's text, or that and replies to rank
+
+
 @dataclass
-class _Request:
-    text: str  # the conversation as the chat template renders it
+class _Request(Generic[Turn]):
+    turn: Turn
     future: asyncio.Future[Reply]
 
 
-class Batcher:
+class Batcher(Generic[Turn]):
     """Answers turns in batches of up to ``batch_size`` with ``answer`` (blocking, run in a
-    worker thread: the texts of a batch in, one reply each out)."""
+    worker thread: the turns of a batch in, one reply each out)."""
 
-    def __init__(self, answer: Callable[[list[str]], list[Reply]], batch_size: int) -> None:
-        self._answer_texts = answer
+    def __init__(self, answer: Callable[[list[Turn]], list[Reply]], batch_size: int) -> None:
+        self._answer_turns = answer
         self._batch_size = batch_size
         self.last_batch_s = 0.0  # how long the last batch took
         self._last_batch_rows = 0  # and how many turns it answered
-        self._queue: asyncio.Queue[_Request] | None = None
+        self._queue: asyncio.Queue[_Request[Turn]] | None = None
         self._batcher: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
-    async def answer(self, text: str) -> Reply:
-        """The reply to one turn (``text``: its conversation as the chat template renders it),
-        once the batch it joins is answered."""
+    async def answer(self, turn: Turn) -> Reply:
+        """The reply to one turn, once the batch it joins is answered."""
         queue = self._ensure_batcher()
         future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
-        await queue.put(_Request(text, future))
+        await queue.put(_Request(turn, future))
         return await future
 
     async def aclose(self) -> None:
@@ -64,7 +67,7 @@ class Batcher:
             self._queue.get_nowait().future.cancel()
         self._batcher = self._queue = self._loop = None
 
-    def _ensure_batcher(self) -> asyncio.Queue[_Request]:
+    def _ensure_batcher(self) -> asyncio.Queue[_Request[Turn]]:
         # A queue and its batching task belong to one event loop; a policy reused under a new
         # loop (a second asyncio.run) starts afresh.
         loop = asyncio.get_running_loop()
@@ -73,8 +76,8 @@ class Batcher:
             self._batcher = loop.create_task(self._run_batches(self._queue))
         return self._queue
 
-    async def _run_batches(self, queue: asyncio.Queue[_Request]) -> None:
-        batch: list[_Request] = []
+    async def _run_batches(self, queue: asyncio.Queue[_Request[Turn]]) -> None:
+        batch: list[_Request[Turn]] = []
         loop = asyncio.get_running_loop()
         try:
             while True:
@@ -98,14 +101,14 @@ class Batcher:
             for request in batch:
                 request.future.cancel()
 
-    async def _answer(self, batch: list[_Request]) -> None:
+    async def _answer(self, batch: list[_Request[Turn]]) -> None:
         batch = [request for request in batch if not request.future.done()]
         if not batch:
             return
-        texts = [request.text for request in batch]
+        turns = [request.turn for request in batch]
         started = time.perf_counter()
         try:
-            replies = await asyncio.to_thread(self._answer_texts, texts)
+            replies = await asyncio.to_thread(self._answer_turns, turns)
         except Exception as exc:  # the episodes record the failure; the batcher goes on
             for request in batch:
                 if not request.future.done():
