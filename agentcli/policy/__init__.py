@@ -88,7 +88,7 @@ class PolicySettings(EngineSettings, _Acting):  # in this order, the engine's se
         if self.actions == "ranked" and self.kind != "local":
             raise ValueError(
                 "actions ranked scores each listed action with a local model's own"
-                f" probabilities, which a {self.kind} policy does not give: pass --model DIR,"
+                f" probabilities, which policy kind {self.kind} does not give: pass --model DIR,"
                 " or use --actions admissible"
             )
         self.check_engine(self.kind)
