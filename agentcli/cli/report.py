@@ -61,7 +61,12 @@ def report(
         _show_comparisons(path, other, compare_evals(path, other))
         return
     from agentcli.iterate.report import CSV_NAME, JSON_NAME, PLOT_NAME, write_report
-    from agentcli.iterate.seeds import beside_published, other_machine_note, write_sweep_report
+    from agentcli.iterate.seeds import (
+        beside_published,
+        other_machine_note,
+        read_published,
+        write_sweep_report,
+    )
     from agentcli.run_layout import RunLayout
 
     if RunLayout(path).manifest.is_file():
@@ -70,11 +75,12 @@ def report(
         rows, comparisons = write_report(path)
         _show_run(_name(path), rows, comparisons)
     else:
+        against = read_published(published) if published is not None else None
         sweep = write_sweep_report(path)
         _show_sweep(sweep)
-        if published is not None:
-            _show_beside(published, beside_published(sweep, published))
-            if note := other_machine_note(published):
+        if against is not None:
+            _show_beside(against.path, beside_published(sweep, against))
+            if note := other_machine_note(against):
                 result(note)
     result(f"report → {', '.join(str(path / name) for name in (CSV_NAME, JSON_NAME, PLOT_NAME))}")
 

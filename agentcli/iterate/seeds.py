@@ -372,12 +372,22 @@ class Beside:
     spread: Spread | None  # the published result's across its seeds; None: no such model
 
 
-def beside_published(sweep: Sweep, path: Path) -> list[Beside]:
-    """Each of ``sweep``'s models beside the results at ``path`` (a ``report.json`` that
-    ``write_sweep_report`` wrote): the same seed's success there and the range of its seeds."""
+@dataclass(frozen=True)
+class Published:
+    """A published ``report.json`` of seeds, as a run is set beside it."""
+
+    path: Path
+    success: dict[tuple[str, str, int], float]  # (model, env, seed) → success rate
+    spreads: dict[tuple[str, str], Spread]  # (model, env) → across its seeds
+    cpu: str | None  # the kind of CPU it was measured on; None: it does not say
+
+
+def read_published(path: Path) -> Published:
+    """The results at ``path``, a ``report.json`` that ``write_sweep_report`` wrote; refused
+    in one line if it is not one."""
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
-        published = {
+        success = {
             (_label(row), row["env"], row["seed"]): row["success_rate"] for row in document["rows"]
         }
         spreads = {
@@ -392,32 +402,38 @@ def beside_published(sweep: Sweep, path: Path) -> list[Beside]:
             )  # fmt: skip
             for row in document["across_seeds"]["rows"]
         }
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, AttributeError):
         raise UsageError(
             f"{path} is not a report.json of seeds (`agentgym report runs/<name>` writes one"
             " beside a run directory's seed<N> folders)"
         ) from None
+    cpu = document.get("timings", {}).get("machine", {}).get("cpu")
+    return Published(path, success, spreads, cpu)
+
+
+def beside_published(sweep: Sweep, published: Published) -> list[Beside]:
+    """Each of ``sweep``'s models beside the ``published`` results: the same seed's success
+    there and the range of its seeds."""
     return [
         Beside(row.iteration, row.env, report.seed, row.success_rate,
-               published.get((row.iteration, row.env, report.seed)),
-               spreads.get((row.iteration, row.env)))
+               published.success.get((row.iteration, row.env, report.seed)),
+               published.spreads.get((row.iteration, row.env)))
         for report in sweep.seeds
         for row in report.rows
     ]  # fmt: skip
 
 
-def other_machine_note(path: Path) -> str | None:
-    """A line saying that the results at ``path`` (a ``report.json`` of seeds) were measured on
-    another kind of CPU than this one; None when on the same kind."""
-    machine = json.loads(path.read_text(encoding="utf-8")).get("timings", {}).get("machine", {})
-    theirs, ours = machine.get("cpu"), this_machine()["cpu"]
+def other_machine_note(published: Published) -> str | None:
+    """A line saying that the ``published`` results were measured on another kind of CPU
+    than this one; None when on the same kind."""
+    theirs, ours = published.cpu, this_machine()["cpu"]
     if theirs == ours:
         return None
     return (
-        f"{path} was measured on another kind of CPU ({theirs or 'it does not say which'})"
-        f" than this run ({ours}): a seed gives the same numbers on the same kind; on another,"
-        " training's floating-point sums differ, and the models trained after iteration 0 can"
-        " differ by a few points"
+        f"{published.path} was measured on another kind of CPU"
+        f" ({theirs or 'it does not say which'}) than this run ({ours}): a seed gives the same"
+        " numbers on the same kind; on another, training's floating-point sums differ, and the"
+        " models trained after iteration 0 can differ by a few points"
     )
 
 

@@ -14,7 +14,13 @@ from agentcli.data.jsonl import write_records
 from agentcli.errors import UsageError
 from agentcli.evaluate import Metrics, write_metrics
 from agentcli.iterate.runner import Manifest
-from agentcli.iterate.seeds import beside_published, read_sweep, this_machine, write_sweep_report
+from agentcli.iterate.seeds import (
+    beside_published,
+    read_published,
+    read_sweep,
+    this_machine,
+    write_sweep_report,
+)
 from agentcli.records import Episode
 from agentcli.run_layout import RunLayout, seed_run
 
@@ -95,17 +101,15 @@ def test_a_run_beside_a_published_report(tmp_path):
     mine = tmp_path / "mine"
     seed_of_run(mine, 0)
     seed_of_run(tmp_path / "other", 0, {**WINS[0], "1": [1, 1, 0, 0]})
-    same = {b.iteration: b for b in beside_published(read_sweep(mine), published / "report.json")}
+    results = read_published(published / "report.json")
+    same = {b.iteration: b for b in beside_published(read_sweep(mine), results)}
     assert same["1"].published == same["1"].success_rate == 0.75
     assert (same["1"].spread.low, same["1"].spread.high, same["1"].spread.seeds) == (0.75, 0.75, 2)
-    other = {
-        b.iteration: b
-        for b in beside_published(read_sweep(tmp_path / "other"), published / "report.json")
-    }
+    other = {b.iteration: b for b in beside_published(read_sweep(tmp_path / "other"), results)}
     assert (other["1"].success_rate, other["1"].published) == (0.5, 0.75)
     (tmp_path / "bad.json").write_text(json.dumps({"rows": []}))
     with pytest.raises(UsageError, match="is not a report.json of seeds"):
-        beside_published(read_sweep(mine), tmp_path / "bad.json")
+        read_published(tmp_path / "bad.json")
 
 
 def test_a_directory_without_seeds_is_one_line(tmp_path):
@@ -212,3 +216,15 @@ def test_one_seed_is_reported_without_a_spread_across_seeds(tmp_path):
     assert printed.returncode == 0, printed.stderr
     assert "runs seed 0" in printed.stdout
     assert "across" not in printed.stdout  # no table nor difference across one seed
+
+
+def test_a_published_file_that_is_not_a_report_is_refused_before_the_report_is_written(tmp_path):
+    from tests.support.cli import agentgym
+
+    seed_of_run(tmp_path / "runs", 0, WINS[0])
+    (tmp_path / "notes.md").write_text("# not a report\n")
+    printed = agentgym("report", str(tmp_path / "runs"), "--published", str(tmp_path / "notes.md"))
+    assert printed.returncode == 2
+    assert "is not a report.json of seeds" in printed.stderr
+    assert "seed 0" not in printed.stdout  # refused before any table
+    assert not (tmp_path / "runs" / "report.json").exists()
