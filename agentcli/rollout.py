@@ -40,7 +40,7 @@ from agentcli.envs.wire.launcher import env_servers
 from agentcli.errors import AgentGymError, FatalRunError, UsageError
 from agentcli.items import HeldOutItems, ItemSelection
 from agentcli.policy import PolicyConfig, build_policy, served_policy
-from agentcli.policy.admissible import ActionMode, nearest_admissible
+from agentcli.policy.admissible import CHOSEN_BY_MODEL, ActionMode, nearest_admissible
 from agentcli.policy.base import Policy, RankingPolicy
 from agentcli.records import Episode, Step, item_id
 from agentcli.resume import guard_output, weights_identity
@@ -135,8 +135,9 @@ async def run_episode(
     conversation as ``view`` renders it (``agentcli.conversation.student_messages``), the
     same rendering build-data trains on. With ``actions="admissible"`` a reply's action the
     env does not list is replaced by the nearest listed one (``meta["replaced_actions"]``);
-    with ``actions="ranked"`` the policy (a ``RankingPolicy``) chooses among the listed
-    actions' replies. An env that lists none leaves the policy to write its reply."""
+    with ``actions="ranked"`` or ``"constrained"`` the policy (a ``RankingPolicy``) chooses
+    among the listed actions' replies. An env that lists none leaves the policy to write its
+    reply."""
     started = time.perf_counter()
     steps: list[Step] = []
     end_reason: EndReason = END_MAX_ROUNDS
@@ -151,9 +152,10 @@ async def run_episode(
         for _ in range(max_rounds):
             offered = last.available_actions
             shown = student_messages(opening, steps, observation, view)
-            if actions == "ranked" and offered:
+            if actions in CHOSEN_BY_MODEL and offered:
                 listed = [turn_text("", action, view, opening.style) for action in offered]
-                reply = await cast(RankingPolicy, policy).rank(shown, listed)
+                greedy = actions == "constrained"
+                reply = await cast(RankingPolicy, policy).rank(shown, listed, greedy=greedy)
             else:
                 reply = await policy.act(shown, session)
             tokens["prompt_tokens"] += reply.prompt_tokens
@@ -279,8 +281,8 @@ async def play_items(
     """Play one episode of each of ``items`` (an item may come more than once) on
     ``concurrency`` seats; ``on_episode(position, episode)`` gets each as it ends, with the
     position of its item in ``items``."""
-    if actions == "ranked" and not isinstance(policy, RankingPolicy):
-        raise UsageError(f"actions ranked needs a policy that scores replies, not {policy.name}")
+    if actions in CHOSEN_BY_MODEL and not isinstance(policy, RankingPolicy):
+        raise UsageError(f"actions {actions} needs a policy that scores replies, not {policy.name}")
     style = env_style(spec.name, (view or StudentView()).prompt)
     clients = [EnvClient(url, spec.name, style=style) for url in env_servers]
     seats = [Seat(clients[number % len(clients)]) for number in range(concurrency)]
@@ -361,9 +363,10 @@ class RolloutConfig(ItemSelection, EpisodeSettings):
         if model is not None:
             learned = read_view(model_view_path(model))
             self.view = view_for(self.view, learned, of=str(model), other_view=self.other_view)
-        if self.policy.actions == "ranked" and self.view.reasons:
+        if self.policy.actions in CHOSEN_BY_MODEL and self.view.reasons:
             raise ValueError(
-                "actions ranked scores each listed action as the model's whole reply, and a view"
+                f"actions {self.policy.actions} scores each listed action as the model's whole"
+                " reply, and a view"
                 " with reasons (view.reasons: true) has the model write a reason first: use a"
                 " model trained without reasons, or actions admissible"
             )

@@ -12,7 +12,7 @@ from pydantic import Field, SecretStr, model_validator
 
 from agentcli.config import CommandConfig
 from agentcli.endpoints import ModelEndpoints, with_kind
-from agentcli.policy.admissible import ActionMode
+from agentcli.policy.admissible import CHOSEN_BY_MODEL, ActionMode
 from agentcli.policy.base import Policy
 from agentcli.policy.engine_server import ENGINES, EngineKind, EngineSettings, serve_engine
 
@@ -44,8 +44,9 @@ class _Acting(CommandConfig):
         description="free: the reply's action as written; admissible: a reply's action that"
         " the env does not list becomes the listed action nearest to it in characters (each"
         " replacement recorded in the episode's meta.replaced_actions); ranked: a local model"
-        " scores each listed action as its whole reply and takes the likeliest (a view"
-        " without reasons).",
+        " scores each listed action as its whole reply and takes the likeliest; constrained:"
+        " the listed action that greedy decoding writes when it may write only those (both"
+        " with a view without reasons).",
     )
     batch_size: int = Field(32, ge=1, description="Local model: turns per batch.")
     decoder: Literal["own", "generate"] = Field(
@@ -85,9 +86,9 @@ class PolicySettings(EngineSettings, _Acting):  # in this order, the engine's se
                 f"a {self.kind} policy is served where the stage launches it: drop --base-url"
                 " and --model-name (kind openai talks to a server of your own)"
             )
-        if self.actions == "ranked" and self.kind != "local":
+        if self.actions in CHOSEN_BY_MODEL and self.kind != "local":
             raise ValueError(
-                "actions ranked scores each listed action with a local model's own"
+                f"actions {self.actions} scores each listed action with a local model's own"
                 f" probabilities, which policy kind {self.kind} does not give: pass --model DIR,"
                 " or use --actions admissible"
             )

@@ -1,6 +1,7 @@
 """Acting within the actions an env lists: a reply's action that the env does not list becomes
 the listed action nearest to it in characters (``admissible``), or the model scores every listed
-action as its reply and takes the likeliest (``ranked``).
+action as its reply and takes the likeliest (``ranked``) or the one greedy decoding writes when
+it may write only those (``constrained``).
 
 A small student spells an ALFWorld action a few characters off (``take creditcard 2 from
 coffeeta``: its reply cut short) or names a receptacle that is not in the room; the env answers
@@ -16,7 +17,8 @@ from typing import Literal
 
 from rapidfuzz.distance import Levenshtein
 
-ActionMode = Literal["free", "admissible", "ranked"]
+ActionMode = Literal["free", "admissible", "ranked", "constrained"]
+CHOSEN_BY_MODEL: tuple[ActionMode, ...] = ("ranked", "constrained")  # the model scores the list
 
 
 def nearest_admissible(action: str, offered: Sequence[str]) -> str:

@@ -42,9 +42,13 @@ class Policy(Protocol):
 
 @runtime_checkable
 class RankingPolicy(Policy, Protocol):
-    """A policy that can also choose among whole replies (``policy.actions: ranked``)."""
+    """A policy that can also choose among whole replies (``policy.actions: ranked`` or
+    ``constrained``)."""
 
-    async def rank(self, conversation: Sequence[ChatMessage], replies: Sequence[str]) -> Reply:
+    async def rank(
+        self, conversation: Sequence[ChatMessage], replies: Sequence[str], *, greedy: bool
+    ) -> Reply:
         """The one of ``replies`` (each a whole turn) that the policy finds likeliest after
-        ``conversation``; the first of those that tie."""
+        ``conversation`` or, with ``greedy``, that greedy decoding restricted to them writes;
+        the first of those that tie."""
         ...

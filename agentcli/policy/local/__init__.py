@@ -55,6 +55,7 @@ class _Ranking:
     prompt: str  # the conversation as the chat template renders it, opened for the model's turn
     replies: list[str]  # the whole turns to choose among
     continuations: list[str]  # what the template writes after the prompt for each
+    greedy: bool  # the reply greedy decoding writes among them; else the likeliest
 
 
 @dataclass
@@ -165,21 +166,29 @@ class LocalModelPolicy:
         # the batch is complete.
         return await self._batcher.answer(self._render(conversation))
 
-    async def rank(self, conversation: Sequence[ChatMessage], replies: Sequence[str]) -> Reply:
+    async def rank(
+        self, conversation: Sequence[ChatMessage], replies: Sequence[str], *, greedy: bool
+    ) -> Reply:
         """The one of ``replies`` (whole turns) the model finds likeliest after
-        ``conversation``: each reply's tokens, up to the end of its turn, scored as the model's
-        continuation of the prompt (``agentcli.policy.local.scoring``), with the turns of other
-        episodes in one batch; the first listed of those that tie. Nothing is generated: the
-        tokens read are the reply's prompt tokens."""
+        ``conversation`` (its tokens' log-probabilities summed) or, with ``greedy``, the one
+        greedy decoding writes when it may write only those; each reply's tokens, up to the
+        end of its turn, are scored as the model's continuation of the prompt
+        (``agentcli.policy.local.scoring``), with the turns of other episodes in one batch;
+        the first listed of those that tie. Nothing is generated: the tokens read are the
+        reply's prompt tokens."""
         if self._loading is not None and not self._loading.done():
             await asyncio.wrap_future(self._loading)
         self.wait_until_loaded()
         prompt = self._render(conversation)
         continuations = [self._continuation(conversation, prompt, reply) for reply in replies]
-        return await self._ranker.answer(_Ranking(prompt, list(replies), continuations))
+        return await self._ranker.answer(_Ranking(prompt, list(replies), continuations, greedy))
 
     def _rank_batch(self, rankings: list[_Ranking]) -> list[Reply]:
-        from agentcli.policy.local.scoring import continuation_log_likelihoods
+        from agentcli.policy.local.scoring import (
+            continuation_token_log_probs,
+            greedy_along,
+            likeliest,
+        )
 
         replies: list[Reply | None] = [None] * len(rankings)
         prompts, rows, scored = [], [], []
@@ -194,13 +203,14 @@ class LocalModelPolicy:
                 scored.append(index)
         if scored:
             with self._model_lock:
-                scores = continuation_log_likelihoods(
+                scores = continuation_token_log_probs(
                     self.model, prompts, rows, pad_token_id=self.tokenizer.pad_token_id,
                     chunk=RANKED_ROWS_PER_FORWARD,
                 )  # fmt: skip
             for index, prompt, options, own in zip(scored, prompts, rows, scores, strict=True):
                 read = len(prompt) + sum(len(option) for option in options)
-                chosen = rankings[index].replies[own.index(max(own))]
+                choose = greedy_along if rankings[index].greedy else likeliest
+                chosen = rankings[index].replies[choose(options, own)]
                 replies[index] = Reply(chosen, prompt_tokens=read)
         return [reply for reply in replies if reply is not None]  # every slot is filled
 

@@ -1,7 +1,7 @@
-"""``policy.actions: ranked`` on a real alfworld server (which lists its admissible actions):
-the tiny model chooses every action among those listed, by scoring them, where writing them it
-names none; settings that cannot rank, and envs whose servers list no actions, are refused
-before anything runs."""
+"""``policy.actions: ranked`` and ``constrained`` on a real alfworld server (which lists its
+admissible actions): the tiny model chooses every action among those listed, by scoring them,
+where writing them it names none; settings that cannot rank, and envs whose servers list no
+actions, are refused before anything runs."""
 
 from __future__ import annotations
 
@@ -30,18 +30,21 @@ def rollout(out, policy: PolicyConfig, view: StudentView = NO_REASONS) -> Rollou
     importlib.util.find_spec("alfworld") is None,
     reason="the alfworld extra is not installed (pip install 'agentgym[alfworld]')",
 )
-def test_every_action_of_a_ranking_model_is_one_the_env_listed(tiny_model, tmp_path):
-    ranked = PolicyConfig(model=tiny_model, actions="ranked", max_new_tokens=4)
+def test_every_action_of_a_model_choosing_among_the_list_is_one_the_env_listed(
+    tiny_model, tmp_path
+):
     free = PolicyConfig(model=tiny_model, max_new_tokens=4)
-    assert execute(rollout(tmp_path / "ranked", ranked)).finished == 2
     assert execute(rollout(tmp_path / "free", free)).finished == 2
-    episodes = read_records(tmp_path / "ranked" / "episodes.jsonl", Episode)
-    steps = [step for episode in episodes for step in episode.steps]
-    assert len(steps) == 8 and all(step.action in step.candidate_actions for step in steps)
-    assert all(episode.meta["completion_tokens"] == 0 for episode in episodes)  # nothing written
-    # a random model writing four tokens names no listed action: ranking is what did
+    # a random model writing four tokens names no listed action: choosing is what does
     written = read_records(tmp_path / "free" / "episodes.jsonl", Episode)
     assert not any(s.action in s.candidate_actions for e in written for s in e.steps)
+    for mode in ("ranked", "constrained"):
+        choosing = PolicyConfig(model=tiny_model, actions=mode, max_new_tokens=4)
+        assert execute(rollout(tmp_path / mode, choosing)).finished == 2
+        episodes = read_records(tmp_path / mode / "episodes.jsonl", Episode)
+        steps = [step for episode in episodes for step in episode.steps]
+        assert len(steps) == 8 and all(step.action in step.candidate_actions for step in steps)
+        assert all(episode.meta["completion_tokens"] == 0 for episode in episodes)
 
 
 def test_a_policy_that_cannot_score_replies_is_refused(tmp_path):

@@ -439,7 +439,7 @@ def test_rank_takes_the_reply_the_model_finds_likeliest_wherever_it_is_listed(po
     likeliest = max(RANKED, key=likelihood)
     for shift in range(len(RANKED)):
         listed = RANKED[shift:] + RANKED[:shift]
-        reply = asyncio.run(policy.rank(conversation, listed))
+        reply = asyncio.run(policy.rank(conversation, listed, greedy=False))
         assert reply.text == likeliest
         assert reply.completion_tokens == 0 and reply.prompt_tokens > len(RANKED)
 
@@ -449,18 +449,18 @@ def test_concurrent_rankings_share_a_batch_and_choose_as_each_alone(tiny_model, 
 
     policy = LocalModelPolicy(tiny_model, max_new_tokens=MAX_NEW_TOKENS, batch_size=4)
     prompts = conversations(4)
-    alone = [asyncio.run(policy.rank(c, RANKED)).text for c in prompts]
+    alone = [asyncio.run(policy.rank(c, RANKED, greedy=True)).text for c in prompts]
     batches: list[int] = []
-    real = scoring.continuation_log_likelihoods
+    real = scoring.continuation_token_log_probs
 
     def counting(model, prompts, continuations, **kwargs):
         batches.append(len(prompts))
         return real(model, prompts, continuations, **kwargs)
 
-    monkeypatch.setattr(scoring, "continuation_log_likelihoods", counting)
+    monkeypatch.setattr(scoring, "continuation_token_log_probs", counting)
 
     async def together():
-        return await asyncio.gather(*(policy.rank(c, RANKED) for c in prompts))
+        return await asyncio.gather(*(policy.rank(c, RANKED, greedy=True) for c in prompts))
 
     assert [reply.text for reply in asyncio.run(together())] == alone
     assert batches == [4]

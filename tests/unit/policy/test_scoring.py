@@ -7,7 +7,7 @@ import pytest
 from transformers import AutoModelForCausalLM
 
 from agentcli.policy.decode import use_decode_attention
-from agentcli.policy.local.scoring import continuation_log_likelihoods
+from agentcli.policy.local.scoring import continuation_token_log_probs, greedy_along, likeliest
 from tests.support.log_likelihood import whole_sequence_log_likelihood
 
 PROMPTS = [[5, 17, 42, 99, 7, 3, 250, 12], [61, 2], [9, 9, 9, 9, 40]]  # left-padded to 8
@@ -25,9 +25,13 @@ def model(tiny_model):
 
 
 def scores(model, chunk: int) -> list[list[float]]:
-    return continuation_log_likelihoods(
+    """Each continuation's log-likelihood: its tokens' log-probabilities summed."""
+    per_token = continuation_token_log_probs(
         model, PROMPTS, CONTINUATIONS, pad_token_id=PAD, chunk=chunk
     )
+    for rows, candidates in zip(per_token, CONTINUATIONS, strict=True):
+        assert [len(row) for row in rows] == [len(c) for c in candidates]  # one per token
+    return [[sum(row) for row in rows] for rows in per_token]
 
 
 @pytest.mark.parametrize("chunk", [1, 3, 128])
@@ -51,3 +55,23 @@ def test_the_decode_attention_scores_as_sdpa_does(tiny_model, model):
     use_decode_attention(decoding)
     for mine, theirs in zip(scores(decoding, 2), scores(model, 2), strict=True):
         assert mine == pytest.approx(theirs, abs=1e-4)
+
+
+# Three replies: two share their first token, which the model finds likelier than the third's
+# first token; of the two, the second's next token is the likelier. Summed, the third is the
+# likeliest (one sure token); decoding greedily, the model never writes its first token.
+ROWS = [[1, 2, 9], [1, 3, 9], [4, 9]]
+LOG_PROBS = [[-0.5, -2.0, -0.1], [-0.5, -1.0, -0.1], [-0.9, -0.1]]
+
+
+def test_likeliest_sums_each_reply_s_tokens():
+    assert likeliest(ROWS, LOG_PROBS) == 2
+    assert likeliest(ROWS[:2], LOG_PROBS[:2]) == 1
+    assert likeliest([[1], [1]], [[-1.0], [-1.0]]) == 0  # a tie: the first listed
+
+
+def test_greedy_along_takes_the_likeliest_next_token_among_the_replies_that_agree_so_far():
+    assert greedy_along(ROWS, LOG_PROBS) == 1
+    assert greedy_along([[1, 2], [1, 2, 3]], [[-0.1, -0.1], [-0.1, -0.1, -0.1]]) == 0  # one ends
+    assert greedy_along([[5, 6], [5, 6]], [[-1.0, -1.0], [-1.0, -1.0]]) == 0  # the same twice
+    assert greedy_along([[7]], [[-3.0]]) == 0
