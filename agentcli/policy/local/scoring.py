@@ -102,7 +102,7 @@ def _token_log_probs(
 
 def likeliest(rows: Sequence[Sequence[int]], log_probs: Sequence[Sequence[float]]) -> int:
     """The row whose tokens are likeliest together (their log-probabilities summed); the first
-    of those that tie."""
+    of those that tie. (``rows`` goes unread: it takes what ``greedy_along`` takes.)"""
     totals = [sum(scores) for scores in log_probs]
     return totals.index(max(totals))
 
