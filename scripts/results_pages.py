@@ -111,11 +111,12 @@ def results_table(document: dict[str, Any], seed: int, file: str, link: str) -> 
     timings = document["timings"]
     machine = timings["machine"]
     seconds = {s["seed"]: s for s in timings["seeds"]}[seed]
+    where = "; ".join(part for part in (machine.get("cpu"), machine["platform"]) if part)
     lines += [
         "",
-        f"From [{file}]({link}): measured on {machine['cpus']} CPU cores"
-        f" ({machine['cpu'] + '; ' if 'cpu' in machine else ''}{machine['platform']}); seed {seed}'s stages took {_minutes(seconds['seconds'])}"
-        f" at a mean load average of {seconds['load_average']}.",
+        f"From [{file}]({link}): measured on {machine['cpus']} CPU cores ({where}); seed {seed}'s"
+        f" stages took {_minutes(seconds['seconds'])} at a mean load average of"
+        f" {seconds['load_average']}.",
         "",
     ]
     return "\n".join(lines)
