@@ -32,7 +32,8 @@ ENV_PREFIX = "AGENTGYM_"
 ENV_NESTING = "__"
 REDACTED = "***"
 
-_KEY_PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_KEY_PATH = re.compile(rf"{_NAME}(\.{_NAME})*")
 # pydantic's wording, shortened: "Input should be greater than or equal to 1" -> "must be ≥ 1".
 _SHORTER_WORDING = (
     ("Value error, ", ""),
@@ -166,6 +167,13 @@ def _merge_environment(
 def _parse_override(model: type[BaseModel], override: str) -> tuple[tuple[str, ...], Any]:
     key, equals, text = override.partition("=")
     key = key.strip()
+    parts = key.split(".")
+    numbered = next((part for part in parts if part.isdigit()), None)
+    if equals and numbered and all(part.isdigit() or re.fullmatch(_NAME, part) for part in parts):
+        raise ConfigError(
+            f"override {key}=…: {numbered!r} is a number, and a key's parts are field names;"
+            " set what is under a numbered key (iterations.1, a list's item) in the YAML config"
+        )
     if not equals or not _KEY_PATH.fullmatch(key):
         shown = f"{key}=…" if equals else override  # the value may be a secret
         raise ConfigError(

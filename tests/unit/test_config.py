@@ -253,6 +253,12 @@ def test_override_syntax_errors(override, shown):
     assert error_of(overrides=[override]).startswith(f"override {shown!r}: not KEY=VALUE")
 
 
+def test_an_override_under_a_numbered_key_says_to_set_it_in_the_yaml():
+    message = error_of(overrides=["iterations.1.train.hyperparameters.learning_rate=3e-4"])
+    assert message.startswith("override iterations.1.train.hyperparameters.learning_rate=…: '1'")
+    assert "in the YAML config" in message
+
+
 def test_override_value_that_is_not_yaml():
     message = error_of(overrides=["tags=[a, b"])
     assert message.startswith("tags: '[a, b' is not a valid YAML value")
