@@ -143,6 +143,14 @@ class LocalModelPolicy:
         # Two batches' worth: the rollout does not say when an episode ends.
         self._caches = KeptCaches(model, tokenizer, capacity=2 * self.batch_size)
 
+    async def _loaded(self) -> None:
+        """Waits, without blocking the event loop, until the model is loaded; a failed load
+        raises ``FatalRunError``."""
+        if self._loading is not None and not self._loading.done():
+            # The episodes' sessions are open and reset by now: they wait here for the weights.
+            await asyncio.wrap_future(self._loading)
+        self.wait_until_loaded()
+
     def wait_until_loaded(self) -> None:
         """Blocks until the model is loaded (at once if it was loaded in the constructor);
         a failed load raises ``FatalRunError``: no turn can be answered."""
@@ -158,10 +166,7 @@ class LocalModelPolicy:
     async def act(
         self, conversation: Sequence[ChatMessage], session: RemoteSession | None = None
     ) -> Reply:
-        if self._loading is not None and not self._loading.done():
-            # The episodes' sessions are open and reset by now: they wait here for the weights.
-            await asyncio.wrap_future(self._loading)
-        self.wait_until_loaded()
+        await self._loaded()
         # Rendered now, while other episodes still wait on their env steps, rather than once
         # the batch is complete.
         return await self._batcher.answer(self._render(conversation))
@@ -176,9 +181,7 @@ class LocalModelPolicy:
         (``agentcli.policy.local.scoring``), with the turns of other episodes in one batch;
         the first listed of those that tie. Nothing is generated: the tokens read are the
         reply's prompt tokens."""
-        if self._loading is not None and not self._loading.done():
-            await asyncio.wrap_future(self._loading)
-        self.wait_until_loaded()
+        await self._loaded()
         prompt = self._render(conversation)
         continuations = [self._continuation(conversation, prompt, reply) for reply in replies]
         return await self._ranker.answer(_Ranking(prompt, list(replies), continuations, greedy))
