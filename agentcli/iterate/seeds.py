@@ -402,12 +402,12 @@ def read_published(path: Path) -> Published:
             )  # fmt: skip
             for row in document["across_seeds"]["rows"]
         }
+        cpu = document.get("timings", {}).get("machine", {}).get("cpu")
     except (ValueError, KeyError, TypeError, AttributeError):
         raise UsageError(
             f"{path} is not a report.json of seeds (`agentgym report runs/<name>` writes one"
             " beside a run directory's seed<N> folders)"
         ) from None
-    cpu = document.get("timings", {}).get("machine", {}).get("cpu")
     return Published(path, success, spreads, cpu)
 
 
