@@ -366,9 +366,8 @@ class RolloutConfig(ItemSelection, EpisodeSettings):
         if self.policy.actions in CHOSEN_BY_MODEL and self.view.reasons:
             raise ValueError(
                 f"actions {self.policy.actions} scores each listed action as the model's whole"
-                " reply, and a view"
-                " with reasons (view.reasons: true) has the model write a reason first: use a"
-                " model trained without reasons, or actions admissible"
+                " reply, and a view with reasons (view.reasons: true) has the model write a"
+                " reason first: use a model trained without reasons, or actions admissible"
             )
         return self
 
