@@ -16,7 +16,7 @@ from agentcli.envs.wire.launcher import env_servers
 from agentcli.records import ChatMessage, Correction, CorrectionStep, Episode
 from agentcli.rollout import run_rollout
 from agentcli.run_layout import RunLayout
-from tests.support.random_policy import RandomPolicy
+from tests.support.random_policy import RecordingPolicy
 
 ITEMS = {"textcraft": [0, 1], "babyai": [0, 1], "babyai-putnext": [1000, 1001],
          "alfworld": [10000], "sciworld": [0], "webshop": [500, 501]}  # fmt: skip
@@ -30,18 +30,6 @@ VIEWS = [
         {"format": "single-prompt", "history_steps": 2},
     )
 ]
-
-
-class Recording(RandomPolicy):
-    """A random student that keeps every conversation the rollout shows it."""
-
-    def __init__(self) -> None:
-        super().__init__(seed=3, invalid_rate=0.2)
-        self.shown: list[list[ChatMessage]] = []
-
-    async def act(self, conversation, session):
-        self.shown.append(list(conversation))
-        return await super().act(conversation, session)
 
 
 def test_every_env_with_a_simulator_is_covered():
@@ -58,7 +46,7 @@ def test_build_data_renders_what_the_rollout_showed(env, tmp_path):
     layout = RunLayout(tmp_path)
     with env_servers(spec, []) as urls:
         for view in VIEWS:
-            policy = Recording()
+            policy = RecordingPolicy(seed=3, invalid_rate=0.2)
             out = tmp_path / f"{id(view)}.jsonl"
             # one seat: the turns come in item order, step by step
             asyncio.run(run_rollout(spec, urls, policy, ITEMS[env], out, split="train",

@@ -10,7 +10,7 @@ import inspect
 import pytest
 from transformers.utils import get_json_schema
 
-from agentcli.conversation import StudentView
+from agentcli.conversation import StudentView, chat_dicts
 from agentcli.data.jsonl import read_records
 from agentcli.envs.registry import get_spec
 from agentcli.envs.wire.launcher import env_servers
@@ -24,22 +24,10 @@ from agentcli.rl.environment import (
     prompt_rows,
 )
 from agentcli.rollout import run_rollout
-from tests.support.random_policy import RandomPolicy
+from tests.support.random_policy import RecordingPolicy
 
 PLAN_3 = ["get 1 birch logs", "craft 4 birch planks using 1 birch logs"]  # textcraft_3
 VIEWS = [StudentView(), StudentView(prompt="native"), StudentView(instruction=False)]
-
-
-class Recording(RandomPolicy):
-    """A random student (always with an action) that keeps what the rollout shows it."""
-
-    def __init__(self) -> None:
-        super().__init__(seed=5, invalid_rate=0.0)
-        self.shown = []
-
-    async def act(self, conversation, session):
-        self.shown.append([{"role": m.role, "content": m.content} for m in conversation])
-        return await super().act(conversation, session)
 
 
 def play(factory, row: dict, actions: list[str]) -> tuple[list[dict], list[str], float]:
@@ -58,20 +46,20 @@ def test_a_trl_rollout_shows_what_a_rollout_shows_and_scores_its_reward(env, tmp
     spec = get_spec(env)
     with env_servers(spec, []) as urls:
         for view in VIEWS:
-            policy = Recording()
+            policy = RecordingPolicy(seed=5, invalid_rate=0.0)
             out = tmp_path / f"{env}-{id(view)}.jsonl"
             asyncio.run(run_rollout(spec, urls, policy, [0], out, split="train",
                                     concurrency=1, max_rounds=4, view=view))  # fmt: skip
             (episode,) = read_records(out, Episode)
             actions = [step.action for step in episode.steps]
             # what the rollout showed at its last step: the opening and every observation
-            last_shown = policy.shown[-1]
+            last_shown = chat_dicts(policy.shown[-1])
             observations = [m["content"] for m in last_shown if m["role"] == "user"]
             (row,) = prompt_rows(env, [0], view)
             for factory in (environment_factory(env, view=view),
                             environment_factory(env, server=urls[0], view=view)):  # fmt: skip
                 prompt, results, reward = play(factory, row, actions)
-                assert prompt == policy.shown[0]
+                assert prompt == chat_dicts(policy.shown[0])
                 # the instruction (when shown), the first observation, then what act returned
                 assert results[:-1] == observations[int(view.instruction) + 1 :]
                 assert reward == episode.reward

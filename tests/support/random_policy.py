@@ -20,7 +20,7 @@ from agentcli.data.jsonl import read_records
 from agentcli.envs.registry import get_spec
 from agentcli.envs.wire.launcher import env_servers
 from agentcli.policy.base import Policy, Reply
-from agentcli.records import Episode
+from agentcli.records import ChatMessage, Episode
 from agentcli.rollout import run_rollout
 
 AVAILABLE = "Available actions: "  # babyai lists them so
@@ -64,6 +64,18 @@ class RandomPolicy:
 
     async def aclose(self) -> None:
         return None
+
+
+class RecordingPolicy(RandomPolicy):
+    """A random student that keeps every conversation the rollout shows it, in turn order."""
+
+    def __init__(self, seed: int = 0, invalid_rate: float = 0.1) -> None:
+        super().__init__(seed=seed, invalid_rate=invalid_rate)
+        self.shown: list[list[ChatMessage]] = []
+
+    async def act(self, conversation, session) -> Reply:
+        self.shown.append(list(conversation))
+        return await super().act(conversation, session)
 
 
 def rollout(
