@@ -235,6 +235,13 @@ def student_messages(
     return window(messages, view)
 
 
+def shown_at(episode: Episode, t: int, view: StudentView) -> list[ChatMessage]:
+    """What the student was shown before acting at step ``t`` of ``episode``: its rollout's
+    ``student_messages`` for that step, the same rendering build-data and grpo train on."""
+    opening = episode_opening(episode, view)
+    return student_messages(opening, episode.steps[:t], episode.steps[t].observation, view)
+
+
 def window(conversation: Sequence[ChatMessage], view: StudentView) -> list[ChatMessage]:
     """What is kept of a conversation that ends in an observation: the opening (unless the
     view drops the instruction), then the last ``history_steps`` turns (observation and

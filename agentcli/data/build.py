@@ -35,7 +35,7 @@ from agentcli.conversation import (
     check_style,
     episode_conversation,
     episode_opening,
-    student_messages,
+    shown_at,
     turn_text,
 )
 from agentcli.data.agentgym import agentgym_training_text
@@ -358,7 +358,7 @@ def _balanced(sources: dict[str, list[_Example]], seed: int) -> dict[str, list[_
 
 
 def _renderer(config: BuildDataConfig) -> Callable[[_Example], list[TrainingRecord]]:
-    """Each example as what the student is shown at its step (``student_messages``, as its
+    """Each example as what the student is shown at its step (``shown_at``, as its
     rollouts show it) followed by the turn to learn there; demos of a multi-turn view without
     a history window are learned whole, one record per episode."""
     view = config.view
@@ -368,7 +368,7 @@ def _renderer(config: BuildDataConfig) -> Callable[[_Example], list[TrainingReco
         episode, t = example.episode, example.t
         assert t is not None
         opening = episode_opening(episode, view)
-        shown = student_messages(opening, episode.steps[:t], episode.steps[t].observation, view)
+        shown = shown_at(episode, t, view)
         single = view.format == "single-prompt"
 
         def text(turn: Turn) -> str:

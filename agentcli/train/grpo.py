@@ -28,29 +28,29 @@ with no usable action is not trained (its recorded turn is not what the model wr
 
 from __future__ import annotations
 
-import importlib
 import logging
-import sys
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from agentcli.common import END_ERROR
 from agentcli.conversation import StudentView, episode_conversation
-from agentcli.data.jsonl import append_records, read_records, write_records
-from agentcli.errors import UsageError
 from agentcli.records import ChatMessage, Episode
 from agentcli.train.arguments import trainer_arguments
 from agentcli.train.config import TrainConfig
 from agentcli.train.model import lora_config
+from agentcli.train.played import (
+    drop_episodes_from,
+    episodes_path,
+    group_rewards,
+    items_per_step,
+    keep_episodes,
+    load_reward_hook,
+)
 from agentcli.train.protocols import EpisodePlayer
 from agentcli.train.tokenize import tokenize_conversation
 
 log = logging.getLogger("agentgym.train")
-
-EPISODES_NAME = "episodes.jsonl"
 
 
 @dataclass(frozen=True)
@@ -80,40 +80,6 @@ def episode_tokens(tokenizer: Any, episode: Episode, view: StudentView) -> Episo
         return EpisodeTokens(ids, [tokenizer.eos_token_id], [0])
     start, end = mask.index(1), len(mask) - mask[::-1].index(1)
     return EpisodeTokens(ids[:start], ids[start:end], mask[start:end])
-
-
-def load_reward_hook(spec: str | None) -> Callable[[Episode], float] | None:
-    """The shaping function ``module:function`` names (the current directory importable)."""
-    if spec is None:
-        return None
-    module_name, colon, name = spec.partition(":")
-    if not colon or not module_name or not name:
-        raise UsageError(f"--reward {spec!r}: write it as module:function, e.g. shaping:bonus")
-    if str(Path.cwd()) not in sys.path:
-        sys.path.insert(0, str(Path.cwd()))
-    try:
-        hook = getattr(importlib.import_module(module_name), name)
-    except ImportError as error:
-        raise UsageError(f"--reward {spec}: cannot import {module_name} ({error})") from None
-    except AttributeError:
-        raise UsageError(f"--reward {spec}: {module_name} has no {name}") from None
-    if not callable(hook):
-        raise UsageError(f"--reward {spec}: {name} is not a function")
-    return hook
-
-
-def group_rewards(
-    episodes: Sequence[Episode], hook: Callable[[Episode], float] | None
-) -> list[float | None]:
-    """Each episode's reward: the hook's, else the env's score; None after an env error."""
-    return [
-        None
-        if episode.meta.get("end_reason") == END_ERROR
-        else float(hook(episode))
-        if hook
-        else episode.reward
-        for episode in episodes
-    ]
 
 
 def zero_variance_groups(
@@ -158,11 +124,11 @@ def rollout_function(config: TrainConfig, play: EpisodePlayer, tokenizer: Any) -
         flat = zero_variance_groups(prompts, rewards, grpo.num_generations)
         tokens = [episode_tokens(tokenizer, episode, grpo.view) for episode in episodes]
         drop = grpo.zero_variance == "drop"
-        path = _episodes_path(config, trainer)
+        path = episodes_path(config.out, trainer.accelerator.process_index)
         if first:
             drop_episodes_from(path, step)
             first = False
-        _keep_episodes(path, episodes, rewards)
+        keep_episodes(path, episodes, rewards)
         return {
             "prompt_ids": [t.prompt_ids for t in tokens],
             "completion_ids": [t.completion_ids for t in tokens],
@@ -180,35 +146,6 @@ def rollout_function(config: TrainConfig, play: EpisodePlayer, tokenizer: Any) -
     return rollout
 
 
-def _episodes_path(config: TrainConfig, trainer: Any) -> Path:
-    """``out/episodes.jsonl``, or ``episodes.rankN.jsonl`` on rank N > 0."""
-    rank = trainer.accelerator.process_index
-    return config.out / (EPISODES_NAME if rank == 0 else f"episodes.rank{rank}.jsonl")
-
-
-def drop_episodes_from(path: Path, step: int) -> None:
-    """Drop the episodes of ``step`` and later from ``path``: those a run killed after its last
-    checkpoint had played, which its resumed run (from ``step``) plays again."""
-    if not path.exists():
-        return
-    episodes = read_records(path, Episode)
-    kept = [episode for episode in episodes if episode.meta["step"] < step]
-    if len(kept) < len(episodes):
-        log.info("grpo: %s: the episodes of step %d on are played again", path, step)
-        write_records(path, kept)
-
-
-def _keep_episodes(path: Path, episodes: Sequence[Episode], rewards: Sequence[Any]) -> None:
-    """Append the step's episodes, with the reward trained on."""
-    append_records(
-        path,
-        [
-            episode.model_copy(update={"meta": {**episode.meta, "trained_reward": reward}})
-            for episode, reward in zip(episodes, rewards, strict=True)
-        ],
-    )
-
-
 def build_grpo_trainer(config: TrainConfig, model: Any, tokenizer: Any, play: EpisodePlayer):
     from datasets import Dataset
     from trl import GRPOConfig
@@ -217,19 +154,7 @@ def build_grpo_trainer(config: TrainConfig, model: Any, tokenizer: Any, play: Ep
 
     grpo = config.grpo
     items = play.item_ids()
-    hyperparameters = config.hyperparameters
-    episodes = (
-        hyperparameters.per_device_train_batch_size
-        * hyperparameters.gradient_accumulation_steps
-        * (config.launch.num_processes or 1)
-    )
-    per_step = episodes // grpo.num_generations
-    if len(items) < per_step:  # TRL would take no step at all, and say so only in a warning
-        raise UsageError(
-            f"grpo: {len(items)} training items, but a step plays {per_step} (its {episodes}"
-            f" episodes in groups of {grpo.num_generations}): choose more items, or a smaller"
-            " --batch-size"
-        )
+    per_step = items_per_step(config, len(items))
     log.info(
         "grpo: %d items, %d per step, groups of %d episodes",
         len(items), per_step, grpo.num_generations,
@@ -241,6 +166,7 @@ def build_grpo_trainer(config: TrainConfig, model: Any, tokenizer: Any, play: Ep
         },
         num_generations=grpo.num_generations,
         temperature=grpo.temperature,
+        scale_rewards="group" if grpo.normalize == "std" else "none",
     )
     with warnings.catch_warnings():
         # what TRL calls experimental is what this module is built on (and tested against)

@@ -127,7 +127,7 @@ def check_before_start(config: TrainConfig) -> None:
         )
     refuse_another_view(config)
     if config.method == "grpo":
-        from agentcli.train.grpo import load_reward_hook
+        from agentcli.train.played import load_reward_hook
 
         load_reward_hook(config.grpo.reward)  # a hook that does not import: one line, now
         return

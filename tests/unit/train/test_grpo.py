@@ -13,13 +13,9 @@ from agentcli.conversation import StudentView
 from agentcli.errors import UsageError
 from agentcli.records import Episode, Step
 from agentcli.train.config import TrainConfig
-from agentcli.train.grpo import (
-    group_rewards,
-    load_reward_hook,
-    trained_conversation,
-    zero_variance_groups,
-)
+from agentcli.train.grpo import trained_conversation, zero_variance_groups
 from agentcli.train.launch import refuse_other_run
+from agentcli.train.played import group_rewards, load_reward_hook
 
 GRPO = {"method": "grpo", "model": "m", "out": "o", "grpo": {"envs": ["babyai-putnext"]}}
 
