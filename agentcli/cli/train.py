@@ -94,6 +94,11 @@ GRPO = _panel("Episodes and groups", {
     "max_turns": Option("grpo.max_turns"),
     "max_new_tokens": Option("grpo.max_new_tokens"),
     "temperature": Option("grpo.temperature"),
+    "unit": Option("grpo.unit"),
+    "advantage": Option("grpo.advantage"),
+    "step_weight": Option("grpo.step_weight"),
+    "gamma": Option("grpo.gamma"),
+    "normalize": Option("grpo.normalize"),
     "zero_variance": Option("grpo.zero_variance"),
     "reward": Option("grpo.reward"),
     "env_server": Option("grpo.env_server"),
@@ -133,10 +138,10 @@ _DOCS = {
     Example: agentgym train dpo --data runs/x/iter1/data/dpo.jsonl --model runs/x/iter0/model
     --out runs/x/iter1/model-dpo --beta 0.1
     """,
-    "grpo": """Online RL: GRPO on episodes the model plays in the envs (docs/rl.md).
+    "grpo": """Online RL: GRPO or GiGPO on episodes the model plays in the envs (docs/rl.md).
 
     Example: agentgym train grpo --model runs/x/iter0/model --env babyai-putnext --limit 64
-    --group 8 --max-steps 50 --out runs/x/grpo
+    --group 8 --unit step --advantage gigpo --max-steps 50 --out runs/x/gigpo
     """,
 }
 

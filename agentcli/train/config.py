@@ -28,10 +28,13 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 from agentcli.config import CommandConfig
 from agentcli.conversation import StudentView
 from agentcli.items import ItemSelection
+from agentcli.train.advantages import Normalize
 from agentcli.trained_view import data_view_path, model_view_path, read_view, view_for
 
 Method = Literal["bc", "sft", "dpo", "grpo"]
 ZeroVariance = Literal["drop", "keep"]
+Unit = Literal["episode", "step"]
+Advantage = Literal["grpo", "gigpo"]
 ReportTo = Literal["none", "tensorboard", "wandb", "trackio"]
 Scheduler = Literal["linear", "cosine", "constant", "constant_with_warmup"]
 Template = Literal["chat", "llama2", "agentgym-bc"]
@@ -253,6 +256,43 @@ class GrpoSettings(CommandConfig):
         description="Reward shaping: a python 'module:function' taking the Episode, returning"
         " its reward (default: the env's score).",
     )
+    unit: Unit = Field(
+        "episode",
+        description="A sample: an episode (TRL's GRPO, the whole conversation one sequence:"
+        " views without a history window), or a step (prompted as the student saw it: any"
+        " view).",
+    )
+    advantage: Advantage = Field(
+        "grpo",
+        description="grpo: an episode's reward against its group's, for each of its steps;"
+        " gigpo (unit step): plus step_weight times a step's return against the other steps of"
+        " its group taken from the same observation.",
+    )
+    step_weight: float = Field(1.0, ge=0, description="gigpo: weight of the step-level advantage.")
+    gamma: float = Field(
+        0.95,
+        ge=0,
+        le=1,
+        description="gigpo: discount of a step's return (the episode's reward × γ^k, k steps"
+        " before the episode's end).",
+    )
+    normalize: Normalize = Field(
+        "std",
+        description="Advantages divided by their group's standard deviation (std), or only"
+        " centred on its mean (none).",
+    )
+
+    @model_validator(mode="after")
+    def _advantage_settings(self) -> GrpoSettings:
+        if self.advantage == "gigpo" and self.unit != "step":
+            raise ValueError(
+                "gigpo's step-level groups need step samples: add --unit step (grpo.unit: step)"
+            )
+        if self.advantage == "grpo":
+            for name in ("step_weight", "gamma"):  # by value: a saved config lists every key
+                if getattr(self, name) != type(self).model_fields[name].default:
+                    raise ValueError(f"grpo.{name} is gigpo's: add --advantage gigpo or drop it")
+        return self
 
 
 class GrpoConfig(GrpoSettings):
@@ -385,11 +425,11 @@ class TrainConfig(TrainSettings, TrainTarget):
     def _check_grpo(self) -> None:
         # its episodes show the model the view it was trained with
         view = view_for(self.grpo.view, read_view(model_view_path(self.model)), of=str(self.model))
-        if not view.whole_conversation:  # an episode trains as one sequence, every turn in it
-            raise ValueError(
-                "grpo trains each episode as one multi-turn conversation, and"
-                f" {view.why_not_whole}: use view.format=multi-turn and no view.history_steps, and"
-                " a model trained so"
+        if self.grpo.unit == "episode" and not view.whole_conversation:
+            raise ValueError(  # an episode trains as one sequence, every turn in it
+                "grpo --unit episode trains each episode as one multi-turn conversation, and"
+                f" {view.why_not_whole}: train it with --unit step (each step as the student"
+                " saw it)"
             )
         grpo = self.grpo = self.grpo.model_copy(update={"view": view})
         if self.data is not None:
@@ -403,10 +443,13 @@ class TrainConfig(TrainSettings, TrainTarget):
             self.hyperparameters = self.hyperparameters.model_copy(
                 update={"per_device_train_batch_size": grpo.num_generations}
             )
-        episodes = (
-            self.hyperparameters.per_device_train_batch_size
-            * self.hyperparameters.gradient_accumulation_steps
-        )
+        per_device = self.hyperparameters.per_device_train_batch_size
+        if grpo.unit == "step" and per_device % grpo.num_generations:
+            raise ValueError(  # a batch plays its items' whole groups
+                f"--batch-size {per_device} episodes must be whole groups of --group"
+                f" {grpo.num_generations}"
+            )
+        episodes = per_device * self.hyperparameters.gradient_accumulation_steps
         if episodes % grpo.num_generations:
             raise ValueError(
                 f"a step's episodes (--batch-size × --grad-accum = {episodes}) must be whole"

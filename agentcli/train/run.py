@@ -62,9 +62,13 @@ def build_trainer(config: TrainConfig, play: EpisodePlayer | None = None) -> Any
     tokenizer = load_tokenizer(config.model)
     model = load_model(config.model)
     if config.method == "grpo":
+        assert play is not None  # run_training checks it
+        if config.grpo.unit == "step":
+            from agentcli.train.stepwise import build_stepwise_trainer
+
+            return build_stepwise_trainer(config, model, tokenizer, play)
         from agentcli.train.grpo import build_grpo_trainer
 
-        assert play is not None  # run_training checks it
         return build_grpo_trainer(config, model, tokenizer, play)
     if config.method == "dpo":
         from agentcli.train.dpo import build_dpo_trainer
