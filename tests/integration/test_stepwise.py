@@ -1,12 +1,11 @@
 """`train grpo --unit step` on real envs and the tiny model: each step trains on what the
 rollout showed the student, rendered as the policy renders it; GiGPO's anchor groups form where
-two real episodes reach the same state; a run raises the reward it is given; killed with
-SIGKILL and resumed, it plays and learns what an uninterrupted run does."""
+two real episodes reach the same state; killed with SIGKILL and resumed, a run plays and
+learns what an uninterrupted run does."""
 
 from __future__ import annotations
 
 import asyncio
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -18,13 +17,11 @@ from agentcli.conversation import StudentView, chat_dicts
 from agentcli.data.jsonl import read_records, write_records
 from agentcli.envs.registry import get_spec
 from agentcli.envs.wire.launcher import env_servers
-from agentcli.items import ItemSelection
 from agentcli.policy.base import Reply
 from agentcli.records import ChatRecord, Episode
-from agentcli.rl.episodes import EnvEpisodes
 from agentcli.rollout import run_rollout
 from agentcli.train.config import GrpoSettings
-from agentcli.train.model import load_model, load_tokenizer
+from agentcli.train.model import load_tokenizer
 from agentcli.train.stepwise import sample_advantages, step_messages, step_samples
 from agentcli.trained_view import data_view_path, write_view
 from tests.integration.test_train_grpo import kill_after_the_step_after_checkpoint, played
@@ -135,19 +132,13 @@ def test_gigpo_groups_the_steps_two_real_episodes_take_from_the_same_state(tiny_
     assert advantages[3] == pytest.approx(-0.5)  # its anchor group is itself alone
 
 
-LEFT_HOOK = """
-def left(episode):
-    return sum(step.action == "turn left" for step in episode.steps) / max(episode.n_steps, 1)
-"""
-
-
 @pytest.fixture(scope="module")
 def acting_student(tiny_model, tmp_path_factory) -> Path:
     """The tiny model trained to reply, in the quickstart's view, one of three moves uniformly
     (each step of random babyai-putnext episodes, relabelled with each move)."""
     root = tmp_path_factory.mktemp("acting-student")
     random = RecordingPolicy(seed=1, invalid_rate=0)
-    episodes = play("babyai-putnext", list(range(1000, 1006)), random, root / "random.jsonl",
+    episodes = play("babyai-putnext", list(range(1000, 1020)), random, root / "random.jsonl",
                     WINDOW, 10)  # fmt: skip
     records = []
     for episode in episodes:
@@ -165,37 +156,6 @@ def acting_student(tiny_model, tmp_path_factory) -> Path:
                        "--batch-size", "16", timeout=600)  # fmt: skip
     assert trained.returncode == 0, trained.stderr[-3000:]
     return root / "student"
-
-
-def mean_hook_reward(model: Path, items: list[str]) -> float:
-    """The share of "turn left" moves in episodes ``model`` samples on ``items`` (seeded)."""
-    player = EnvEpisodes(["babyai-putnext"], items=ItemSelection(), env_server=[], view=WINDOW,
-                         max_turns=3, max_new_tokens=8, temperature=1.0, seed=7)  # fmt: skip
-    try:
-        episodes = player(items, load_model(model), load_tokenizer(model), step=0)
-    finally:
-        player.close()
-    moves = [step.action for episode in episodes for step in episode.steps]
-    return sum(move == "turn left" for move in moves) / len(moves)
-
-
-@pytest.mark.slow
-def test_a_short_run_raises_the_reward_it_is_given(acting_student, tmp_path):
-    (tmp_path / "shaping.py").write_text(LEFT_HOOK)
-    out = tmp_path / "rl"
-    result = agentgym("train", "grpo", "--model", str(acting_student), "--env", "babyai-putnext",
-                      "--limit", "8", "--group", "4", "--batch-size", "8", "--max-turns", "3",
-                      "--max-new-tokens", "8", "--max-steps", "10", "--logging-steps", "1",
-                      "--lr", "1e-3", "--unit", "step", "--advantage", "gigpo",
-                      "--reward", "shaping:left", "--out", str(out), cwd=tmp_path,
-                      timeout=600)  # fmt: skip
-    assert result.returncode == 0, result.stderr[-3000:]
-    items = [f"babyai-putnext_{index}" for index in range(1100, 1116) for _ in range(4)]
-    before, after = mean_hook_reward(acting_student, items), mean_hook_reward(out, items)
-    assert after > before + 0.15, (before, after)
-    logged = json.loads((out / "train_summary.json").read_text())["log_history"]
-    assert all("groups/zero_variance" in entry for entry in logged if "loss" in entry)
-    assert json.loads((out / "student_view.json").read_text())["history_steps"] == 0
 
 
 def step_command(model: Path, out: Path, *extra: str) -> list[str]:
