@@ -166,13 +166,13 @@ class StepwiseTrainer(Trainer):
         self.reference = reference
         self.hook = load_reward_hook(self.settings.reward)
         self.episodes_log = episodes_path(config.out, self.accelerator.process_index)
-        self.resumed_at: int | None = None  # the step this process started from
+        self.first_step = True  # this process's first: where a resumed run picks up
         self.metrics: dict[str, list[float]] = defaultdict(list)
 
     def training_step(self, model: Any, inputs: dict[str, Any], num_items_in_batch: Any = None):
         settings, step = self.settings, self.state.global_step
-        if self.resumed_at is None:
-            self.resumed_at = step
+        if self.first_step:
+            self.first_step = False
             drop_episodes_from(self.episodes_log, step)
         items = [item for item in inputs["items"] for _ in range(settings.num_generations)]
         player = self.accelerator.unwrap_model(model)
