@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -42,6 +43,7 @@ from agentcli.items import HeldOutItems, ItemSelection
 from agentcli.policy import PolicyConfig, build_policy, served_policy
 from agentcli.policy.admissible import CHOSEN_BY_MODEL, ActionMode, nearest_admissible
 from agentcli.policy.base import Policy, RankingPolicy
+from agentcli.policy.streams import episode_stream
 from agentcli.records import Episode, Step, item_id
 from agentcli.resume import guard_output, weights_identity
 from agentcli.trained_view import model_view_path, read_view, view_for
@@ -286,24 +288,28 @@ async def play_items(
     style = env_style(spec.name, (view or StudentView()).prompt)
     clients = [EnvClient(url, spec.name, style=style) for url in env_servers]
     seats = [Seat(clients[number % len(clients)]) for number in range(concurrency)]
-    queue = iter(enumerate(items))  # the seats take items in order, each when its last ends
+    # the seats take items in order, each when its last ends; an episode draws from the stream
+    # of its item's n-th play (agentcli.policy.streams), whatever position or seat it gets
+    plays = _earlier_plays(items)
+    queue = iter(enumerate(items))
     meta = {"policy": policy.name, **(meta or {})}
     try:
 
         async def run_seat(seat: Seat) -> None:
             try:
                 for position, index in queue:
-                    episode = await run_episode(
-                        spec,
-                        seat,
-                        policy,
-                        index,
-                        split=split,
-                        max_rounds=max_rounds or spec.max_rounds,
-                        meta=meta,
-                        view=view or StudentView(),
-                        actions=actions,
-                    )
+                    with episode_stream(f"{item_id(spec.name, index)}#{plays[position]}"):
+                        episode = await run_episode(
+                            spec,
+                            seat,
+                            policy,
+                            index,
+                            split=split,
+                            max_rounds=max_rounds or spec.max_rounds,
+                            meta=meta,
+                            view=view or StudentView(),
+                            actions=actions,
+                        )
                     on_episode(position, episode)
             finally:
                 await seat.close()
@@ -320,6 +326,16 @@ async def play_items(
     finally:
         for client in clients:
             await client.aclose()
+
+
+def _earlier_plays(items: Sequence[int]) -> list[int]:
+    """For each position of ``items``, how often its item came before it."""
+    seen: Counter[int] = Counter()
+    earlier = []
+    for index in items:
+        earlier.append(seen[index])
+        seen[index] += 1
+    return earlier
 
 
 class EpisodeSettings(CommandConfig):

@@ -6,7 +6,8 @@ rebuilds the attention mask from a 2D mask grown by one column a step, runs logi
 and stopping criteria, and updates its keyword arguments. This loop does only what a turn
 needs: one forward a token, the mask kept as one boolean row per sequence that gains a column
 a step, and stopping decided with tensor ops. Greedy, it chooses exactly the tokens that
-``generate`` does; sampling draws from its own seeded generator.
+``generate`` does; sampling, each row draws from its own seeded generator, so that a row's
+tokens do not depend on the rows beside it.
 
 A decoding step's attention reads every row's whole cache, a query of one token against
 hundreds of keys; ``use_decode_attention`` has the model compute it with two matrix products
@@ -16,7 +17,7 @@ batch 32 on a CPU; prompts still go through SDPA).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -45,7 +46,7 @@ def decode(
     pad_token_id: int,
     ends_turn: Callable[[torch.Tensor], torch.Tensor],
     temperature: float = 0.0,
-    generator: torch.Generator | None = None,
+    generators: Sequence[torch.Generator] | None = None,
 ) -> Decoded:
     """Continues the left-padded rows of ``input_ids`` (``attention_mask`` 0 on the padding)
     until each row generates ``eos_token_id``, ``ends_turn`` says its turn is over, or it has
@@ -55,7 +56,8 @@ def decode(
     positions and has room for ``max_new_tokens`` more past the prompt (a
     ``compat.preallocated_cache``): the first forward encodes the rest of the prompt.
     ``ends_turn`` gets the tokens generated so far, ``[rows, steps]``, and says which rows'
-    newest token ends their turn.
+    newest token ends their turn. Sampling (``temperature`` > 0), row r draws from
+    ``generators[r]`` (None: torch's global generator, the batch's rows in turn).
     """
     import torch
 
@@ -79,7 +81,7 @@ def decode(
     done = torch.zeros(rows, dtype=torch.bool, device=input_ids.device)
     lengths = torch.full((rows,), max_new_tokens, device=input_ids.device)
     for step in range(max_new_tokens):
-        chosen = _choose(logits.float(), temperature, generator)
+        chosen = _choose(logits.float(), temperature, generators)
         tokens[:, step] = chosen.masked_fill(done, pad_token_id)
         stops = ~done & ((chosen == eos_token_id) | ends_turn(tokens[:, : step + 1]))
         lengths.masked_fill_(stops, step + 1)
@@ -99,14 +101,21 @@ def decode(
 
 
 def _choose(
-    logits: torch.Tensor, temperature: float, generator: torch.Generator | None
+    logits: torch.Tensor, temperature: float, generators: Sequence[torch.Generator] | None
 ) -> torch.Tensor:
     import torch
 
     if temperature == 0:
         return logits.argmax(dim=-1)
     probabilities = torch.softmax(logits / temperature, dim=-1)
-    return torch.multinomial(probabilities, num_samples=1, generator=generator).squeeze(1)
+    if generators is None:
+        return torch.multinomial(probabilities, num_samples=1).squeeze(1)
+    return torch.cat(
+        [
+            torch.multinomial(row, num_samples=1, generator=generator)
+            for row, generator in zip(probabilities, generators, strict=True)
+        ]
+    )
 
 
 def use_decode_attention(model: Any) -> None:

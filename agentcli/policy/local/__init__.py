@@ -33,6 +33,7 @@ from agentcli.errors import AgentGymError, FatalRunError, ModelUnavailableError,
 from agentcli.policy.base import Reply
 from agentcli.policy.local.batcher import Batcher
 from agentcli.policy.local.kv_cache import KeptCaches
+from agentcli.policy.streams import derived_seed, turn_seed
 from agentcli.records import ChatMessage
 
 if TYPE_CHECKING:
@@ -58,11 +59,18 @@ class _Ranking:
     greedy: bool  # the reply greedy decoding writes among them; else the likeliest
 
 
+@dataclass(frozen=True)
+class _Turn:
+    text: str  # the conversation as the chat template renders it
+    seed: int | None  # its episode's draws for this turn (agentcli.policy.streams); None: none
+
+
 @dataclass
 class _Prompt:
     request_index: int
-    text: str  # the conversation as the chat template renders it
+    text: str
     token_ids: list[int]
+    seed: int | None
 
 
 class LocalModelPolicy:
@@ -133,7 +141,7 @@ class LocalModelPolicy:
         self.generate_calls = 0  # how many batches went through the model
         self.prefill_tokens = 0  # prompt tokens encoded: those found in a kept cache are not
         self._model_lock = threading.Lock()
-        self._batcher = Batcher(self._answer_texts, batch_size)
+        self._batcher = Batcher(self._answer_turns, batch_size)
         self._ranker = Batcher(self._rank_batch, batch_size)
 
     def _take(self, tokenizer: Any, model: Any, max_context_tokens: int | None) -> None:
@@ -169,7 +177,8 @@ class LocalModelPolicy:
         await self._loaded()
         # Rendered now, while other episodes still wait on their env steps, rather than once
         # the batch is complete.
-        return await self._batcher.answer(self._render(conversation))
+        turn = _Turn(self._render(conversation), turn_seed(self.seed))
+        return await self._batcher.answer(turn)
 
     async def rank(
         self, conversation: Sequence[ChatMessage], replies: Sequence[str], *, greedy: bool
@@ -241,16 +250,19 @@ class LocalModelPolicy:
         part in the batch.
         """
         self.wait_until_loaded()
-        return self._answer_texts([self._render(conversation) for conversation in conversations])
+        return self._answer_turns(
+            [_Turn(self._render(conversation), None) for conversation in conversations]
+        )
 
-    def _answer_texts(self, texts: list[str]) -> list[Reply]:
-        replies: list[Reply | None] = [None] * len(texts)
+    def _answer_turns(self, turns: list[_Turn]) -> list[Reply]:
+        replies: list[Reply | None] = [None] * len(turns)
         prompts: list[_Prompt] = []
-        for index, (text, token_ids) in enumerate(zip(texts, self._encode(texts), strict=True)):
+        encoded = self._encode([turn.text for turn in turns])
+        for index, (turn, token_ids) in enumerate(zip(turns, encoded, strict=True)):
             if len(token_ids) + self.max_new_tokens > self.max_context_tokens:
                 replies[index] = Reply("", prompt_tokens=len(token_ids), context_exceeded=True)
             else:
-                prompts.append(_Prompt(index, text, token_ids))
+                prompts.append(_Prompt(index, turn.text, token_ids, turn.seed))
         if prompts:
             for prompt, reply in zip(prompts, self._generate(prompts), strict=True):
                 replies[prompt.request_index] = reply
@@ -290,13 +302,21 @@ class LocalModelPolicy:
             torch.arange(width, device=device) >= torch.tensor(pads, device=device)[:, None]
         ).long()
         with self._model_lock, torch.inference_mode():
-            # Seeded per call so a rerun with the same batches samples the same tokens.
-            seed = self.seed + self.generate_calls
+            # A row of an episode draws from its episode's stream; one outside an episode
+            # (``generate``'s) from its place in the batch, the caller's own choice.
+            seeds = [
+                derived_seed(self.seed, "batch", self.generate_calls, row)
+                if prompt.seed is None
+                else prompt.seed
+                for row, prompt in enumerate(prompts)
+            ]
             self.generate_calls += 1
             if self.decoder == "own":
-                decoded = self._decode(prompts, pads, input_ids, attention_mask, seed)
+                decoded = self._decode(prompts, pads, input_ids, attention_mask, seeds)
             else:
-                decoded = self._decode_with_generate(prompts, input_ids, attention_mask, seed)
+                decoded = self._decode_with_generate(
+                    prompts, input_ids, attention_mask, derived_seed(*seeds)
+                )
         new_tokens = decoded.tokens.tolist()
         replies = []
         for row, prompt in enumerate(prompts):
@@ -317,9 +337,10 @@ class LocalModelPolicy:
         pads: list[int],
         input_ids: torch.Tensor,
         attention_mask: torch.Tensor,
-        seed: int,
+        seeds: list[int],
     ) -> Decoded:
-        """Our decode loop, from the kept caches; keeps each row's cache for its next turn."""
+        """Our decode loop, from the kept caches; keeps each row's cache for its next turn;
+        sampling, each row draws from a generator seeded with its seed."""
         import torch
 
         from agentcli.policy.decode import decode
@@ -329,9 +350,10 @@ class LocalModelPolicy:
         batch = self._caches.batch_cache(rows, pads, width + self.max_new_tokens)
         self.prefill_tokens += batch.prefilled
         self.prefill_tokens += sum(min(width - batch.start, len(ids)) for ids in rows)
-        generator = None
+        generators = None
         if self.temperature > 0:
-            generator = torch.Generator(self.model.device).manual_seed(seed)
+            device = self.model.device
+            generators = [torch.Generator(device).manual_seed(seed) for seed in seeds]
         decoded = decode(
             self.model,
             input_ids,
@@ -342,7 +364,7 @@ class LocalModelPolicy:
             pad_token_id=self.tokenizer.pad_token_id,
             ends_turn=self._ends_action_line,
             temperature=self.temperature,
-            generator=generator,
+            generators=generators,
         )
         self._caches.keep(
             [prompt.text for prompt in prompts],
@@ -360,7 +382,8 @@ class LocalModelPolicy:
         attention_mask: torch.Tensor,
         seed: int,
     ) -> Decoded:
-        """transformers' ``generate``, the whole prompt encoded: nothing is kept."""
+        """transformers' ``generate``, the whole prompt encoded: nothing is kept; sampling, the
+        batch draws from one generator (``seed``), so a row's draws depend on its batch."""
         from agentcli.policy.local.reference import generate
 
         self.prefill_tokens += sum(len(prompt.token_ids) for prompt in prompts)

@@ -85,12 +85,20 @@ def test_decoding_ends_once_every_row_has_ended_its_turn(model_and_batch):
     assert decoded.tokens.shape == (rows, rows)  # no step past the last row's end
 
 
-def test_sampling_follows_its_generator(model_and_batch):
+def test_each_row_samples_from_its_own_generator_whichever_rows_share_its_batch(
+    model_and_batch,
+):
     model, tokenizer, batch = model_and_batch
+    rows = batch["input_ids"].shape[0]
 
-    def sample(seed):
-        generator = torch.Generator().manual_seed(seed)
-        return run(model, tokenizer, batch, temperature=1.0, generator=generator).tokens.tolist()
+    def sample(seeds, order):
+        reordered = {name: tensor[order] for name, tensor in batch.items()}
+        generators = [torch.Generator().manual_seed(seeds[row]) for row in order]
+        tokens = run(model, tokenizer, reordered, temperature=1.0, generators=generators).tokens
+        return {row: tokens[at].tolist() for at, row in enumerate(order)}
 
-    assert sample(1) == sample(1)
-    assert sample(1) != sample(2)
+    forward, backward = list(range(rows)), list(reversed(range(rows)))
+    seeds = [11, 12, 13, 14]
+    assert sample(seeds, forward) == sample(seeds, backward)  # each row its own draws
+    other = sample([11, 99, 13, 14], forward)
+    assert other[0] == sample(seeds, forward)[0] and other[1] != sample(seeds, forward)[1]

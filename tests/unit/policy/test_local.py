@@ -22,6 +22,7 @@ from agentcli.errors import FatalRunError, ModelUnavailableError
 from agentcli.policy import decode, local
 from agentcli.policy.local import LocalModelPolicy, batcher
 from agentcli.policy.local.kv_cache import common_prefix_length, encodes_apart_after_added_tokens
+from agentcli.policy.streams import episode_stream
 from agentcli.records import ChatMessage, Step
 from tests.support.log_likelihood import whole_sequence_log_likelihood
 
@@ -170,6 +171,35 @@ def test_closing_cancels_turns_in_flight_and_queued(tiny_model, monkeypatch):
     monkeypatch.setattr(decode, "decode", slow_decode)
     outcomes = asyncio.run(close_while_busy())
     assert all(isinstance(outcome, asyncio.CancelledError) for outcome in outcomes)
+
+
+def test_an_episodes_replies_follow_its_seed_and_turns_not_its_place_in_the_batch(tiny_model):
+    """Four episodes' two turns each, answered in one batch a turn, asked for in one order and
+    in the reverse: each episode samples the same replies (its stream: the seed, its key, its
+    turn), where a batch seeded as a whole would hand them to other rows; another key
+    samples others. (A batch of other rows may still flip a near-tie: its sums run in
+    another order.)"""
+    episodes = [(f"textcraft:{index}#0", prompt) for index, prompt in enumerate(conversations(4))]
+
+    def play(episodes) -> dict[str, list[str]]:
+        policy = LocalModelPolicy(tiny_model, max_new_tokens=MAX_NEW_TOKENS, temperature=1.0)
+
+        async def episode(key: str, prompt) -> list[str]:
+            with episode_stream(key):
+                return [(await policy.act(prompt)).text for _ in range(2)]
+
+        async def together():
+            replies = await asyncio.gather(*(episode(*one) for one in episodes))
+            await policy.aclose()
+            return {key: reply for (key, _), reply in zip(episodes, replies, strict=True)}
+
+        return asyncio.run(together())
+
+    forward = play(episodes)
+    assert play(episodes[::-1]) == forward
+    assert all(first != second for first, second in forward.values())  # a turn, a draw
+    renamed = play([("textcraft:0#1", episodes[0][1]), *episodes[1:]])
+    assert renamed["textcraft:0#1"] != forward["textcraft:0#0"]
 
 
 def test_sampling_is_reproducible_for_a_seed(tiny_model):
