@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 from typing import Annotated, NoReturn
 
 import typer
@@ -27,6 +26,7 @@ from agentcli.cli import (
     view,
 )
 from agentcli.cli._output import setup_logging, stderr, stdout
+from agentcli.quick_exit import quick_exit
 
 app = typer.Typer(
     name="agentgym",
@@ -92,13 +92,13 @@ def main() -> None:
         _fail(*known)
     if exit_code == _errors.EXIT_INTERRUPTED:  # typer answers Ctrl-C with this code
         _fail(*_errors.describe(KeyboardInterrupt()))
-    sys.exit(exit_code if isinstance(exit_code, int) else 0)
+    quick_exit(exit_code if isinstance(exit_code, int) else 0)
 
 
 def _fail(message: str, code: int) -> NoReturn:
     if message:  # a bare `agentgym` prints its help, which says it all
         stderr.print(f"[red]error:[/] {message}", markup=True, highlight=False, soft_wrap=True)
-    sys.exit(code)
+    quick_exit(code)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("leaves", (
         "agentcli", "agentcli.common", "agentcli.errors", "agentcli.config", "agentcli.resume",
         "agentcli.endpoints", "agentcli.serving", "agentcli.compat", "agentcli.run_layout",
-        "agentcli.agentgym_prompts", "agentcli.records",
+        "agentcli.agentgym_prompts", "agentcli.records", "agentcli.quick_exit",
     )),
     ("conversation", ("agentcli.conversation", "agentcli.trained_view")),
     ("data", ("agentcli.data",)),
@@ -51,6 +51,7 @@ NEVER: dict[str, tuple[str, ...]] = {
     "agentcli.common": (ROOT,),
     "agentcli.run_layout": (ROOT,),
     "agentcli.compat": (ROOT,),
+    "agentcli.quick_exit": (ROOT,),
 }  # fmt: skip
 
 

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from agentcli.config import resolve_config
 from agentcli.envs.wire.server import ServeConfig, serve
 from agentcli.errors import AgentGymError
+from agentcli.quick_exit import quick_exit
 
 EXIT_INTERRUPTED = 130
 
@@ -62,8 +63,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             raise
         sys.stderr.write(f"error: {exc}\n")
         sys.exit(exc.exit_code)
-    except KeyboardInterrupt:  # stopped while the environment was still loading
-        sys.exit(EXIT_INTERRUPTED)
+    except KeyboardInterrupt:  # Ctrl-C or a launcher's SIGINT, which uvicorn re-raises once stopped
+        quick_exit(EXIT_INTERRUPTED)  # a launcher waits for this process, not for its teardown
 
 
 if __name__ == "__main__":
