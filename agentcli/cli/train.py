@@ -100,6 +100,7 @@ GRPO = _panel("Episodes and groups", {
     "gamma": Option("grpo.gamma"),
     "normalize": Option("grpo.normalize"),
     "zero_variance": Option("grpo.zero_variance"),
+    "weighting": Option("grpo.weighting"),
     "reward": Option("grpo.reward"),
     "env_server": Option("grpo.env_server"),
     "beta": Option("hyperparameters.beta"),

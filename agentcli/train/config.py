@@ -35,6 +35,7 @@ Method = Literal["bc", "sft", "dpo", "grpo"]
 ZeroVariance = Literal["drop", "keep"]
 Unit = Literal["episode", "step"]
 Advantage = Literal["grpo", "gigpo"]
+Weighting = Literal["tokens", "episodes"]
 ReportTo = Literal["none", "tensorboard", "wandb", "trackio"]
 Scheduler = Literal["linear", "cosine", "constant", "constant_with_warmup"]
 Template = Literal["chat", "llama2", "agentgym-bc"]
@@ -282,11 +283,23 @@ class GrpoSettings(CommandConfig):
         " centred on its mean (none).",
     )
 
+    weighting: Weighting = Field(
+        "tokens",
+        description="unit step: what the update averages over. tokens: every trained token"
+        " alike, so an episode weighs as many times as it has steps (long lost episodes"
+        " outweigh short won ones); episodes: each episode's steps share one episode's weight.",
+    )
+
     @model_validator(mode="after")
     def _advantage_settings(self) -> GrpoSettings:
         if self.advantage == "gigpo" and self.unit != "step":
             raise ValueError(
                 "gigpo's step-level groups need step samples: add --unit step (grpo.unit: step)"
+            )
+        if self.weighting == "episodes" and self.unit != "step":
+            raise ValueError(
+                "weighting episodes shares an episode's weight among its step samples; with"
+                " --unit episode an episode is one sample already: add --unit step or drop it"
             )
         if self.advantage == "grpo":
             for name in ("step_weight", "gamma"):  # by value: a saved config lists every key

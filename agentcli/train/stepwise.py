@@ -14,8 +14,9 @@ trains it (``turn_text``; a reply with no usable action is not trained). A train
    the other steps of its group taken from the same observation.
 3. One update of −A · log π(reply | prompt) (π at the sampling temperature, the distribution
    the replies were drawn from), summed over the reply's tokens and averaged over
-   the trained tokens of the step's samples, plus β times the k3 estimate of the KL to the
-   start model. The update is on-policy and single (PPO's ratio is 1: nothing to clip).
+   the trained tokens of the step's samples (with ``weighting: episodes``, A first shared
+   among its episode's samples: ``episode_weighted``), plus β times the k3 estimate of the KL
+   to the start model. The update is on-policy and single (PPO's ratio is 1: nothing to clip).
 
 The loop is transformers' ``Trainer`` (accelerate underneath), as for the other methods: the
 dataset is the items and a batch the items of a step; checkpoints, resume, LoRA, logging and
@@ -29,7 +30,7 @@ from __future__ import annotations
 
 import copy
 import logging
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -122,6 +123,21 @@ def sample_advantages(
     return advantages
 
 
+def episode_weighted(trained: Sequence[tuple[StepSample, float]]) -> list[tuple[StepSample, float]]:
+    """``weighting: episodes``: each sample's advantage divided by its episode's number of
+    trained samples, so that every episode's steps weigh as one episode, and multiplied by the
+    trained samples per trained episode, so that the update's mean weight stays that of
+    ``tokens``. Without it, a group's lost episodes, which run to the turn limit, push down the
+    moves they share with the won ones many times over."""
+    if not trained:
+        return []
+    counts = Counter(sample.episode for sample, _ in trained)
+    per_episode = len(trained) / len(counts)
+    return [
+        (sample, advantage * per_episode / counts[sample.episode]) for sample, advantage in trained
+    ]
+
+
 def _padded(samples: Sequence[StepSample], pad_id: int, device: Any) -> tuple[Any, Any, Any]:
     """Input ids, attention mask and completion mask, right-padded to the longest sample."""
     width = max(len(sample.input_ids) for sample in samples)
@@ -188,6 +204,8 @@ class StepwiseTrainer(Trainer):
             for sample, advantage in zip(samples, advantages, strict=True)
             if advantage or settings.zero_variance == "keep"
         ]
+        if settings.weighting == "episodes":
+            trained = episode_weighted(trained)
         self._record(episodes, rewards, trained)
         model.train()
         return self._update(model, trained)

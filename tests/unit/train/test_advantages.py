@@ -9,7 +9,7 @@ import pytest
 
 from agentcli.train.advantages import discounted_return, flat_groups, group_relative
 from agentcli.train.config import GrpoSettings
-from agentcli.train.stepwise import StepSample, sample_advantages
+from agentcli.train.stepwise import StepSample, episode_weighted, sample_advantages
 
 
 def test_an_episode_is_scored_against_its_own_group_only():
@@ -69,12 +69,29 @@ def test_anchor_groups_do_not_cross_items():
     assert advantages == [0.5, -0.5]
 
 
+def test_weighting_episodes_gives_a_long_lost_episode_the_weight_of_one_episode():
+    """A group of two: won in one step, lost in three. Averaged over tokens, the loss pushes
+    the moves down on the whole (three −0.5s against one +0.5); weighted by episodes, the won
+    and the lost episode pull equally, and the update keeps its mean weight."""
+    samples = [sample(0, 0, "start", 0), *(sample(1, 0, f"s{t}", 2 - t) for t in range(3))]
+    settings = GrpoSettings(num_generations=2, unit="step", normalize="none")
+    trained = list(zip(samples, sample_advantages(samples, [1.0, 0.0], settings), strict=True))
+    assert sum(advantage for _, advantage in trained) == pytest.approx(-1.0)
+    weighted = episode_weighted(trained)
+    assert [s for s, _ in weighted] == samples
+    assert weighted[0][1] == pytest.approx(1.0)
+    assert [a for _, a in weighted[1:]] == pytest.approx([-1 / 3] * 3)
+    assert sum(abs(a) for _, a in weighted) == pytest.approx(sum(abs(a) for _, a in trained))
+    assert episode_weighted([]) == []
+
+
 @pytest.mark.parametrize(
     ("given", "message"),
     [
         ({"advantage": "gigpo"}, "add --unit step"),
         ({"unit": "step", "gamma": 0.5}, "gamma is gigpo's"),
         ({"unit": "step", "step_weight": 0.5}, "step_weight is gigpo's"),
+        ({"weighting": "episodes"}, "add --unit step"),
     ],
 )
 def test_settings_that_mean_nothing_together_are_refused(given, message):
