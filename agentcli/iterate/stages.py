@@ -293,7 +293,10 @@ class _Plan:
         from agentcli.train.launch import train
 
         data = self.layout.control_data if control else self.layout.data(self.k)
-        settings = self.config.train.model_dump()
+        # dpo renders whole pairs with the chat template: the section's rendering is for the
+        # run's bc/sft iterations (grpo's stage leaves it out likewise)
+        dpo = self.config.method == "dpo"
+        settings = self.config.train.model_dump(exclude={"rendering"} if dpo else None)
         settings["hyperparameters"]["seed"] = self.config.seed
         if control and settings["hyperparameters"]["run_name"]:
             # iteration 1's settings, iteration 1's run name: in a tracker, a run of its own

@@ -151,6 +151,21 @@ def test_iteration_one_learns_from_model_zero_and_the_control_matches_it(config_
     assert expert["policy"]["kind"] == "oracle"
 
 
+def test_a_dpo_iteration_leaves_the_bc_sft_rendering_to_the_iterations_it_is_for(config_file):
+    """The train section is shared: its rendering shapes iteration 0's sft rows, and a dpo
+    iteration after it (which renders pairs with the chat template) runs without it."""
+    overrides = ("train.rendering.max_length=2048", "train.rendering.batching=padded",
+                 "iterations={1: {method: dpo}}")  # fmt: skip
+    first, second = resolve(config_file, 0, 1, overrides=overrides)
+    stage = {stage.key: stage for stage in iteration_stages(first, lambda *_: None)}
+    sft = stage["iter0/train"].config
+    assert (sft["rendering"]["max_length"], sft["rendering"]["batching"]) == (2048, "padded")
+    stage = {stage.key: stage for stage in iteration_stages(second, lambda *_: None)}
+    dpo = stage["iter1/train"].config
+    assert dpo["method"] == "dpo"
+    assert (dpo["rendering"]["max_length"], dpo["rendering"]["batching"]) == (None, "auto")
+
+
 def test_iteration_one_waits_for_model_zero(config_file):
     with pytest.raises(UsageError, match="run --iter 0 first"):
         run_iteration(resolve(config_file, 1)[0])
