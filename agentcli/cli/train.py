@@ -53,7 +53,10 @@ HYPERPARAMETERS = _panel(RECIPE, {
     # --wandb-project: the name wandb users know it by
     "project": Option("hyperparameters.project", flags=("--project", "--wandb-project")),
 })  # fmt: skip
-BETA = _panel(RECIPE, {"beta": Option("hyperparameters.beta")})
+BETA = _panel(RECIPE, {
+    "beta": Option("hyperparameters.beta"),
+    "sft_weight": Option("hyperparameters.sft_weight"),
+})  # fmt: skip
 RENDERING = _panel("Rendering", {
     "template": Option("rendering.template"),
     "max_length": Option("rendering.max_length"),

@@ -24,7 +24,8 @@ def precision(dtype: str, *, cuda: bool, bf16_supported: bool) -> dict[str, bool
 
 
 def trainer_arguments(config: TrainConfig) -> dict[str, Any]:
-    """Keyword arguments of ``SFTConfig`` (bc/sft) or ``DPOConfig`` (dpo, with ``beta``)."""
+    """Keyword arguments of ``SFTConfig`` (bc/sft) or ``DPOConfig`` (dpo, with ``beta``; its
+    ``sft_weight`` is DPO's loss mix, ``dpo_loss``)."""
     import torch
 
     hyperparameters = config.hyperparameters
@@ -35,7 +36,7 @@ def trainer_arguments(config: TrainConfig) -> dict[str, Any]:
     bf16_supported = cuda and torch.cuda.is_bf16_supported()
     return {
         # the section by its own names; unset ones (run_name, project, beta) keep TRL's defaults
-        **hyperparameters.model_dump(exclude_none=True),
+        **hyperparameters.model_dump(exclude_none=True, exclude={"sft_weight"}),
         "output_dir": str(config.checkpoints),
         "use_cpu": not cuda,
         **precision(config.launch.dtype, cuda=cuda, bf16_supported=bf16_supported),

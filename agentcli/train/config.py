@@ -137,6 +137,13 @@ class Hyperparameters(CommandConfig):
         ge=0,
         description="dpo, grpo: strength of the KL penalty (β); 0: none (no reference model).",
     )
+    sft_weight: float | None = Field(
+        None,
+        gt=0,
+        description="dpo: weight of an SFT loss on the chosen replies beside DPO's sigmoid loss"
+        " (TRL's loss types sigmoid and sft); it keeps the chosen replies likely while DPO"
+        " widens the margin. Unset: DPO alone.",
+    )
 
 
 class Rendering(CommandConfig):
@@ -423,6 +430,8 @@ class TrainConfig(TrainSettings, TrainTarget):
                 )
         elif hyperparameters.beta is not None:
             raise ValueError(f"--beta is for dpo and grpo; {self.method} has no reference model")
+        if hyperparameters.sft_weight is not None and self.method != "dpo":
+            raise ValueError(f"--sft-weight is dpo's; {self.method} has no preference loss")
         if self.method == "dpo" and hyperparameters.beta == 0:
             raise ValueError("dpo's --beta must be above 0")
         # Fill what was left unset from the method's recipe, so the saved config says what ran

@@ -35,10 +35,19 @@ def preference_rows(records: list[PreferenceRecord]) -> dict[str, list[Any]]:
     }
 
 
+def dpo_loss(sft_weight: float | None) -> dict[str, Any]:
+    """``DPOConfig``'s loss: DPO's sigmoid loss alone (TRL's default), or beside an SFT loss
+    on the chosen replies, weighted ``sft_weight`` (what TRL 0.x called ``rpo_alpha``)."""
+    if sft_weight is None:
+        return {}
+    return {"loss_type": ["sigmoid", "sft"], "loss_weights": [1.0, sft_weight]}
+
+
 def build_dpo_trainer(config: TrainConfig, model: Any, tokenizer: Any) -> Any:
     dataset = Dataset.from_dict(preference_rows(load_preference_records(config.data)))
     arguments = DPOConfig(
         **trainer_arguments(config),  # with dpo's beta
+        **dpo_loss(config.hyperparameters.sft_weight),
         max_length=None,  # TRL would cut the end of long pairs; we keep them whole
     )
     return DPOTrainer(

@@ -200,8 +200,8 @@ def test_sft_with_lora_saves_a_merged_plain_model(tiny_model, tmp_path):
     assert changed and all("proj" in name for name in changed)  # the adapted linear layers
 
 
-def test_dpo_raises_the_reward_margin_of_its_pairs(tiny_model, tmp_path):
-    data = tmp_path / "dpo.jsonl"
+def preference_pairs(data: Path) -> Path:
+    """Eight textcraft prompts, each preferring getting a log to looking at the inventory."""
     rows = []
     for index in range(8):
         prompt = [
@@ -217,7 +217,11 @@ def test_dpo_raises_the_reward_margin_of_its_pairs(tiny_model, tmp_path):
             }
         )
     data.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return data
 
+
+def test_dpo_raises_the_reward_margin_of_its_pairs(tiny_model, tmp_path):
+    data = preference_pairs(tmp_path / "dpo.jsonl")
     summary = train(
         config_for("dpo", data, tiny_model, tmp_path / "dpo", "hyperparameters.num_train_epochs=4")
     )
@@ -228,6 +232,24 @@ def test_dpo_raises_the_reward_margin_of_its_pairs(tiny_model, tmp_path):
     assert margins[0] == pytest.approx(0.0, abs=1e-4)  # the policy starts as the reference
     assert margins[-1] > 0.05
     assert (tmp_path / "dpo" / "config.json").is_file()
+
+
+def test_dpo_with_an_sft_weight_makes_the_chosen_replies_likelier(tiny_model, tmp_path):
+    """DPO alone may widen its margin by making both replies unlikely (a student that then
+    writes neither); the SFT term on the chosen replies raises their own log-probability."""
+    data = preference_pairs(tmp_path / "dpo.jsonl")
+    settings = ("hyperparameters.num_train_epochs=4", "hyperparameters.learning_rate=1e-3")
+    summaries = {
+        name: train(config_for("dpo", data, tiny_model, tmp_path / name, *settings, *extra))
+        for name, extra in (("alone", ()), ("with-sft", ("hyperparameters.sft_weight=1",)))
+    }
+    chosen = {
+        name: [entry["logps/chosen"] for entry in summary.log_history if "logps/chosen" in entry]
+        for name, summary in summaries.items()
+    }
+    assert chosen["alone"][0] == pytest.approx(chosen["with-sft"][0])  # the same start
+    assert chosen["with-sft"][-1] > chosen["with-sft"][0]
+    assert chosen["with-sft"][-1] > chosen["alone"][-1]
 
 
 class StopAt(TrainerCallback):

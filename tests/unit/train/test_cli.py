@@ -53,7 +53,7 @@ def test_each_flag_sets_its_nested_key():
         "warmup_steps": 0.1, "weight_decay": 0.01, "max_grad_norm": 0.5, "seed": 7,
         "activation_checkpointing": None, "dataloader_num_workers": 0, "logging_steps": 5,
         "save_steps": 50, "report_to": "none", "run_name": "r", "project": "p", "beta": None,
-        "max_steps": None,
+        "max_steps": None, "sft_weight": None,
     }  # fmt: skip
     assert config["rendering"] == {
         "template": "llama2", "max_length": 512, "overflow": "drop", "batching": "padded",
@@ -142,3 +142,12 @@ def test_options_of_another_method_are_refused():
     )
     assert isinstance(result.exception, ConfigError)
     assert "rendering.max_length is for bc/sft" in str(result.exception)
+    result = CliRunner().invoke(
+        app, ["train", "sft", *REQUIRED, "hyperparameters.sft_weight=1", "--print-config"]
+    )
+    assert isinstance(result.exception, ConfigError)
+    assert "--sft-weight is dpo's" in str(result.exception)
+    result = CliRunner().invoke(
+        app, ["train", "dpo", *REQUIRED, "--sft-weight", "0.5", "--print-config"]
+    )
+    assert result.exit_code == 0 and "sft_weight: 0.5" in result.output
