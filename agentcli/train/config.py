@@ -289,7 +289,6 @@ class GrpoSettings(CommandConfig):
         description="Advantages divided by their group's standard deviation (std), or only"
         " centred on its mean (none).",
     )
-
     weighting: Weighting = Field(
         "tokens",
         description="unit step: what the update averages over. tokens: every trained token"
