@@ -153,6 +153,8 @@ async def run_episode(
         observation = observation_text(last, first=True, style=opening.style)
         for _ in range(max_rounds):
             offered = last.available_actions
+            if offered is None and actions != "free" and spec.page_actions is not None:
+                offered = spec.page_actions(last.observation)
             shown = student_messages(opening, steps, observation, view)
             if actions in CHOSEN_BY_MODEL and offered:
                 listed = [turn_text("", action, view, opening.style) for action in offered]
@@ -495,12 +497,18 @@ def execute(
             f"{config.env} has no rule baseline (these envs have one: {having}): pass --model,"
             " --base-url or --policy oracle"
         )
-    if config.policy.actions != "free" and not spec.wire.lists_actions:
-        listing = ", ".join(name for name, other in SPECS.items() if other.wire.lists_actions)
+    if config.policy.actions != "free" and not spec.lists_actions:
+        listing = ", ".join(name for name, other in SPECS.items() if other.lists_actions)
         raise UsageError(
             f"{config.env}'s server sends no list of the actions a state admits, so actions"
             f" {config.policy.actions} would act as free: pass --actions free (envs that list"
             f" theirs: {listing})"
+        )
+    if config.policy.actions in CHOSEN_BY_MODEL and spec.page_actions is not None:
+        raise UsageError(
+            f"{config.env}'s pages list actions whose words the agent writes (a search's"
+            f" keywords), which actions {config.policy.actions} cannot score as whole replies:"
+            " pass --actions admissible or free"
         )
     guard_output(config.episodes_path, config.record_settings(spec), overwrite=config.overwrite)
     dump_config(config, config.config_path)

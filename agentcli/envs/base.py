@@ -155,7 +155,17 @@ class EnvSpec:
     # the score is what papers report for the env, beside success (webshop's graded reward,
     # sciworld's 0-100): report prints the paired difference in score too
     score_reported: bool = False
+    # the actions a page offers, read off its text, for an env whose wire steps send none
+    # (webshop's: ``search[<keywords>]`` where there is a search bar, a click for each button);
+    # what ``policy.actions: admissible`` maps a reply into
+    page_actions: Callable[[str], list[str]] | None = None
     # the env's rule baseline (``--policy baseline``): the next action from the current
     # observation alone, to measure a learned policy beside (webshop's: search the goal's
     # words, click the first result, buy); None: the env has none
     baseline: Callable[[str], str] | None = None
+
+    @property
+    def lists_actions(self) -> bool:
+        """Whether a state's admitted actions are known: sent by the server, or read off the
+        page (what ``policy.actions`` other than free needs)."""
+        return self.wire.lists_actions or self.page_actions is not None

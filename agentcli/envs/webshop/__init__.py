@@ -91,6 +91,7 @@ SPEC = EnvSpec(
         "/state": state,
     },
     action_kinds=ActionKinds(actions.KINDS, actions.action_kind),
+    page_actions=actions.page_actions,
     baseline=rule_action,
     score_reported=True,
 )

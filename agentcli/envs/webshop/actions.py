@@ -25,6 +25,7 @@ NAVIGATE = "navigate"  # next/prev, back to search, description/features/reviews
 INVALID = "invalid"  # not taken by the page, or no action in the reply
 KINDS = (SEARCH, RESULT, OPTION, BUY, NAVIGATE, INVALID)
 
+SEARCH_TEMPLATE = "search[<keywords>]"  # a search, as the session lists it: the words are free
 _TOTAL = re.compile(r"Page \d+ \(Total results: \d+\)")
 _ASIN = re.compile(r"[0-9A-Z]{10}")  # WebShop's asins, as a results page shows them
 _BUTTONS = {name.lower() for name in (pages.BACK, pages.NEXT, pages.PREV, *pages.SUB_PAGES)}
@@ -67,6 +68,15 @@ def first_result(observation: str) -> str | None:
         return None
     texts = observation.split(pages.SEP)
     return next(iter(_asins(texts[texts.index(pages.BACK) + 2 :])), None)
+
+
+def page_actions(observation: str) -> list[str]:
+    """The actions the page offers, as the session lists them (``search[<keywords>]`` where
+    it has a search bar, then a click for each clickable, in sorted order), read off its text.
+    On an item page the option names are offered too (see ``read_page``)."""
+    kind, clickables = read_page(observation)
+    search = [SEARCH_TEMPLATE] if kind == "search" else []
+    return search + [f"click[{name}]" for name in sorted(clickables) if name != "search"]
 
 
 def _asins(texts: list[str]) -> list[str]:

@@ -21,7 +21,7 @@ from typing import Any
 
 from agentcli.envs.base import PromptStyle, Transition
 from agentcli.envs.webshop import expert, pages, webpage
-from agentcli.envs.webshop.actions import parse_action
+from agentcli.envs.webshop.actions import SEARCH_TEMPLATE, parse_action
 from agentcli.envs.webshop.browser import Browser
 from agentcli.envs.webshop.catalog import (
     HUMAN_FILE,
@@ -149,7 +149,7 @@ class WebShopSession:
 
     def _transition(self, score: float = 0.0, done: bool = False) -> Transition:
         page = self.browser.page
-        candidates = ["search[<keywords>]"] if page.has_search_bar else []
+        candidates = [SEARCH_TEMPLATE] if page.has_search_bar else []
         candidates += [f"click[{name}]" for name in page.clickables if name != "search"]
         return Transition(
             observation=page.observation,

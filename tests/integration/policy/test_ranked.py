@@ -68,3 +68,15 @@ def test_an_env_whose_server_lists_no_actions_refuses_both_modes(
     with pytest.raises(UsageError, match=f"sends no list .* actions {actions} would act as free"):
         execute(config)
     assert not (tmp_path / "out.jsonl").exists()
+
+
+@pytest.mark.parametrize("actions", ["ranked", "constrained"])
+def test_an_env_whose_listed_actions_hold_free_words_refuses_choosing_among_them(
+    tiny_model, tmp_path, actions
+):
+    policy = PolicyConfig(model=tiny_model, actions=actions)
+    config = RolloutConfig(env="webshop", split="train", limit=1, out=tmp_path / "out.jsonl",
+                           policy=policy, view=NO_REASONS)  # fmt: skip
+    with pytest.raises(UsageError, match=f"actions {actions} cannot score .* admissible or free"):
+        execute(config)
+    assert not (tmp_path / "out.jsonl").exists()

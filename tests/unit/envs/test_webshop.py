@@ -10,7 +10,7 @@ import random
 import pytest
 
 from agentcli.envs.webshop import SPEC, generate
-from agentcli.envs.webshop.actions import action_kind, first_result, read_page
+from agentcli.envs.webshop.actions import action_kind, first_result, page_actions, read_page
 from agentcli.envs.webshop.baseline import goal_words, rule_action
 from agentcli.envs.webshop.catalog import read_catalog
 from agentcli.envs.webshop.goals import synthetic_goals
@@ -402,18 +402,23 @@ def test_each_step_is_sorted_into_its_kind_from_the_page_text_alone(session):
 
 
 def test_a_pages_clickables_read_back_from_its_text_as_the_session_takes_them(session):
-    """Read back, a page's clickables are the session's, plus on an item page its option
-    names (its text shows no difference between a name and a value)."""
+    """Read back, a page's clickables and the actions it offers are the session's, plus on an
+    item page its option names (its text shows no difference between a name and a value)."""
     actions = ["search[sneakers]", "click[next >]", "click[< prev]", "click[b07xyz1234]",
                "click[features]", "click[< prev]", "click[reviews]", "click[< prev]"]  # fmt: skip
     seen = {"search": {"search"}}
     assert read_page(session.browser.page.observation) == ("search", frozenset({"search"}))
+    first = session.reset(0)
+    assert page_actions(first.observation) == first.available_actions == ["search[<keywords>]"]
     for action in actions:
-        session.step(action)
+        offered = session.step(action).available_actions
         page, browser = session.browser.page, session.browser
         kind, clickables = read_page(page.observation)
         names = set(browser.product.options) if kind == "item" else set()
         assert kind == browser.kind and clickables == set(page.clickables) | names, action
+        read_back = page_actions(page.observation)
+        assert set(read_back) == set(offered) | {f"click[{name}]" for name in names}, action
+        assert read_back == sorted(read_back), action  # one order in every process
         seen[kind] = clickables
     assert set(seen) == {"search", "results", "item", "sub"}
     done = session.step("click[buy now]").observation
