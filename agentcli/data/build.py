@@ -81,6 +81,13 @@ class DataSettings(CommandConfig):
         description="Learn at most the first N steps of each corrected episode: a failed episode"
         " runs to the round limit, and its late steps, taken once lost, would flood the data.",
     )
+    first_step_repeats: int | None = Field(
+        None,
+        ge=2,
+        description="Learn each demo's first step N times (default once; a view with a history"
+        " window): the step that reads the task, which a small student learns last (webshop's"
+        " search, copying the goal's words).",
+    )
     holdout: float = Field(0.05, ge=0, lt=1, description="Share of items held out as test.")
     seed: int = Field(0, description="Seeds the train/test split and the balanced sampling.")
 
@@ -111,6 +118,16 @@ class BuildDataConfig(DataSettings):
     overwrite: bool = Field(
         False, description="Replace a training set built with other settings (else refused)."
     )
+
+    @model_validator(mode="after")
+    def _repeats_need_steps(self) -> BuildDataConfig:
+        if self.first_step_repeats and self.view.whole_conversation:
+            raise ValueError(
+                "first_step_repeats repeats a demo's first step as an example of its own, and a"
+                " view of the whole conversation learns each demo as one: give the view a"
+                " history window (view.history_steps: N) or leave first_step_repeats out"
+            )
+        return self
 
     @model_validator(mode="after")
     def _control_is_iteration_one(self) -> BuildDataConfig:
@@ -386,6 +403,7 @@ def _renderer(config: BuildDataConfig) -> Callable[[_Example], list[TrainingReco
         )
 
     whole_demos = view.whole_conversation
+    first_repeats = config.first_step_repeats or 1
 
     def render(example: _Example) -> list[TrainingRecord]:
         if example.t is not None:
@@ -393,10 +411,11 @@ def _renderer(config: BuildDataConfig) -> Callable[[_Example], list[TrainingReco
         if whole_demos:
             messages = episode_conversation(example.episode, view)
             return [ChatRecord(item_id=example.episode.item_id, messages=messages)]
-        # a demo, learned one step at a time
+        # a demo, learned one step at a time, its first as often as asked
         return [
             at_step(_Example(example.episode, t, (step.reason, step.action)))
             for t, step in enumerate(example.episode.steps)
+            for _ in range(first_repeats if t == 0 else 1)
         ]
 
     return render

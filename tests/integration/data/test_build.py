@@ -170,6 +170,22 @@ def test_a_history_window_learns_demos_step_by_step_and_reasons_can_be_left_out(
     assert not any(r.messages[0].content in instructions for r in bare)
 
 
+def test_first_step_repeats_learns_each_demos_first_step_that_many_times(run):
+    once, _, _ = _build(run, method="bc", iter=0, holdout=0, history_steps=0)
+    thrice, _, summary = _build(run, method="bc", iter=0, holdout=0, history_steps=0,
+                                first_step_repeats=3)  # fmt: skip
+    demos = [d for d in read_records(run.demos, Episode) if d.success]
+    assert summary.sources["demos"] == len(once) + 2 * len(demos)
+    firsts = [record for record in once if record["conversations"][2]["value"].startswith(
+        tuple(d.steps[0].observation[:40] for d in demos))]  # fmt: skip
+    assert len(firsts) == len(demos)
+    for record in once:  # every example of the first build, the first steps three times
+        times = thrice.count(record)
+        assert times == (3 if record in firsts else 1), record["item_id"]
+    with pytest.raises(ValueError, match="history window"):
+        _build(run, method="bc", iter=0, holdout=0, first_step_repeats=3)
+
+
 def test_mixing_balances_iterations(run):
     sizes = {k: len(_corrected_steps(run, k)) for k in STUDENT_ITEMS}
     assert sizes[0] != sizes[1], "the two iterations should differ in size"
