@@ -32,21 +32,21 @@ def nearest_admissible(action: str, offered: Sequence[str]) -> str:
     distance from it (the first listed of those that tie). A listed action with a placeholder
     (WebShop's ``search[<keywords>]``) admits every action that fills it, and is never what an
     action becomes; with nothing else listed, ``action`` stays as it is."""
-    if action in offered or any(fills(action, template) for template in offered):
+    if action in offered or any(_fills(action, template) for template in offered):
         return action
-    whole = [candidate for candidate in offered if not is_template(candidate)]
+    whole = [candidate for candidate in offered if not _is_template(candidate)]
     if not whole:
         return action
     distances = [Levenshtein.distance(action, candidate) for candidate in whole]
     return whole[distances.index(min(distances))]
 
 
-def is_template(listed: str) -> bool:
+def _is_template(listed: str) -> bool:
     """Whether a listed action has a part the agent writes (``search[<keywords>]``)."""
     return _PLACEHOLDER.search(listed) is not None
 
 
-def fills(action: str, template: str) -> bool:
+def _fills(action: str, template: str) -> bool:
     """Whether ``action`` is ``template`` with its placeholder written (non-empty)."""
     match = _PLACEHOLDER.search(template)
     if match is None:
