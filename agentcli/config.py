@@ -33,7 +33,6 @@ ENV_NESTING = "__"
 REDACTED = "***"
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
-_KEY_PATH = re.compile(rf"{_NAME}(\.{_NAME})*")
 # pydantic's wording, shortened: "Input should be greater than or equal to 1" -> "must be ≥ 1".
 _SHORTER_WORDING = (
     ("Value error, ", ""),
@@ -83,7 +82,7 @@ def resolve_config(
             _merge(data, _nested(tuple(key.split(".")), value), "the command-line option", sources)
     for override in overrides:
         key, value = _parse_override(model, override)
-        _merge(data, _nested(key, value), f"override {'.'.join(key)}", sources)
+        _merge(data, _nested(key, value), f"override {_dotted(key)}", sources)
     data = _fill_placeholders(data, _iteration(model, data, sources), ())
     try:
         return model.model_validate(data)
@@ -164,24 +163,34 @@ def _merge_environment(
             _merge(data, _nested(key, _parse_value(model, key, text, label)), label, sources)
 
 
-def _parse_override(model: type[BaseModel], override: str) -> tuple[tuple[str, ...], Any]:
+def _parse_override(model: type[BaseModel], override: str) -> tuple[KeyPath, Any]:
     key, equals, text = override.partition("=")
     key = key.strip()
     parts = key.split(".")
-    numbered = next((part for part in parts if part.isdigit()), None)
-    if equals and numbered and all(part.isdigit() or re.fullmatch(_NAME, part) for part in parts):
-        raise ConfigError(
-            f"override {key}=…: {numbered!r} is a number, and a key's parts are field names;"
-            " set what is under a numbered key (iterations.1, a list's item) in the YAML config"
-        )
-    if not equals or not _KEY_PATH.fullmatch(key):
+    if not equals or not all(part.isdigit() or re.fullmatch(_NAME, part) for part in parts):
         shown = f"{key}=…" if equals else override  # the value may be a secret
         raise ConfigError(
             f"override {shown!r}: not KEY=VALUE — write it as a dotted key, '=' and a value,"
             " e.g. rollout.concurrency=8"
         )
-    path = tuple(key.split("."))
+    path: KeyPath = ()
+    for part in parts:
+        if part.isdigit():
+            if not _keyed_by_int(_annotation_at(model, path)):
+                raise ConfigError(
+                    f"override {key}=…: {part!r} is a number, and {_dotted(path) or 'the top'}"
+                    " is not a mapping keyed by numbers (iterations.1 is): set a list's item in"
+                    " the YAML config"
+                )
+            path = (*path, int(part))
+        else:
+            path = (*path, part)
     return path, _parse_value(model, path, text, f"override {key}")
+
+
+def _keyed_by_int(annotation: Any) -> bool:
+    annotation = strip_optional(annotation)
+    return get_origin(annotation) is dict and get_args(annotation)[:1] == (int,)
 
 
 def _parse_value(model: type[BaseModel], key: KeyPath, text: str, label: str) -> Any:

@@ -253,10 +253,10 @@ def test_override_syntax_errors(override, shown):
     assert error_of(overrides=[override]).startswith(f"override {shown!r}: not KEY=VALUE")
 
 
-def test_an_override_under_a_numbered_key_says_to_set_it_in_the_yaml():
+def test_an_override_under_a_numbered_key_of_no_numbered_mapping_is_refused():
     message = error_of(overrides=["iterations.1.train.hyperparameters.learning_rate=3e-4"])
     assert message.startswith("override iterations.1.train.hyperparameters.learning_rate=…: '1'")
-    assert "in the YAML config" in message
+    assert "not a mapping keyed by numbers" in message and "in the YAML config" in message
 
 
 def test_override_value_that_is_not_yaml():

@@ -43,6 +43,16 @@ def test_an_iteration_gets_its_overrides_and_placeholders(config_file):
     assert second_hp.per_device_train_batch_size == 4  # a key the override leaves alone keeps it
 
 
+def test_a_key_of_one_iteration_is_overridden_on_the_command_line(config_file):
+    overrides = ("iterations.1.train.hyperparameters.learning_rate=3.0e-4",)
+    first, second = resolve(config_file, 0, 1, overrides=overrides)
+    assert first.train.hyperparameters.learning_rate is None  # iteration 0's own
+    assert second.train.hyperparameters.learning_rate == 3.0e-4
+    assert second.train.hyperparameters.num_train_epochs == 3  # the config's, kept beside it
+    with pytest.raises(ConfigError, match="'2' is a number, and rollout is not a mapping keyed"):
+        resolve(config_file, 0, overrides=("rollout.2.limit=1",))
+
+
 def test_prev_iter_is_refused_in_iteration_zero(tmp_path):
     path = tmp_path / "iterate.yaml"
     path.write_text(BASE.format(run=tmp_path / "run"))
