@@ -4,19 +4,15 @@ loses as written; each replacement is recorded, and a rerun in the other mode is
 
 from __future__ import annotations
 
-import asyncio
 import importlib.util
 
 import pytest
 
-from agentcli.conversation import StudentView, turn_text
-from agentcli.data.jsonl import read_records
-from agentcli.envs.registry import get_spec
 from agentcli.errors import UsageError
 from agentcli.policy import PolicyConfig
-from agentcli.policy.base import Reply
 from agentcli.records import Episode
-from agentcli.rollout import RolloutConfig, execute, run_rollout
+from agentcli.rollout import RolloutConfig, execute
+from tests.support.garbling_expert import GarblingExpert, play_garbled
 from tests.support.servers import running_server
 
 pytestmark = [
@@ -36,27 +32,9 @@ def misspelt(action: str) -> str:
     return action[0] + action
 
 
-class MisspellingExpert:
-    """The env's expert, each action written a character off."""
-
-    name = "misspelling-expert"
-
-    async def act(self, conversation, session) -> Reply:
-        return Reply(text=turn_text("", misspelt(await session.expert_action() or "look")))
-
-    async def aclose(self) -> None:
-        return None
-
-
 def _play(url: str, out, actions: str) -> list[Episode]:
-    spec = get_spec("alfworld")
-    asyncio.run(
-        run_rollout(
-            spec, [url], MisspellingExpert(), TRAIN_ITEMS, out, split="train", concurrency=2,
-            view=StudentView(), actions=actions,
-        )
-    )  # fmt: skip
-    return sorted(read_records(out, Episode), key=lambda episode: episode.item_id)
+    expert = GarblingExpert(misspelt, fallback="look")
+    return play_garbled("alfworld", url, out, expert, TRAIN_ITEMS, actions)
 
 
 def test_a_misspelling_student_wins_within_the_admissible_actions_and_loses_free(tmp_path):

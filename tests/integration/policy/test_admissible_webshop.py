@@ -5,15 +5,9 @@ are mapped to the nearest the page lists, and loses as written; its searches pas
 
 from __future__ import annotations
 
-import asyncio
-
-from agentcli.conversation import StudentView, turn_text
-from agentcli.data.jsonl import read_records
-from agentcli.envs.registry import get_spec
 from agentcli.envs.webshop.actions import parse_action
-from agentcli.policy.base import Reply
 from agentcli.records import Episode
-from agentcli.rollout import run_rollout
+from tests.support.garbling_expert import GarblingExpert, play_garbled
 from tests.support.servers import running_server
 
 TRAIN_ITEMS = [500, 501]  # the generated catalog's first training goals
@@ -26,26 +20,9 @@ def cut(action: str) -> str:
     return f"click[{argument[:-1]}]" if name == "click" and argument else action
 
 
-class CuttingExpert:
-    """The env's expert, each click a character short."""
-
-    name = "cutting-expert"
-
-    async def act(self, conversation, session) -> Reply:
-        return Reply(text=turn_text("", cut(await session.expert_action() or "click[buy now]")))
-
-    async def aclose(self) -> None:
-        return None
-
-
 def _play(url: str, out, actions: str) -> list[Episode]:
-    asyncio.run(
-        run_rollout(
-            get_spec("webshop"), [url], CuttingExpert(), TRAIN_ITEMS, out, split="train",
-            concurrency=2, max_rounds=8, view=StudentView(), actions=actions,
-        )
-    )  # fmt: skip
-    return sorted(read_records(out, Episode), key=lambda episode: episode.item_id)
+    expert = GarblingExpert(cut, fallback="click[buy now]")
+    return play_garbled("webshop", url, out, expert, TRAIN_ITEMS, actions, max_rounds=8)
 
 
 def test_a_student_clicking_a_character_short_wins_within_the_pages_actions(tmp_path):
