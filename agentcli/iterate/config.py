@@ -79,6 +79,13 @@ class IterateConfig(CommandConfig):
         " envs from the previous iteration's model instead of rollout, correct and"
         " build-data).",
     )
+    train_from: Literal["previous", "start"] = Field(
+        "previous",
+        description="What iterations from 1 on train from. previous: the last iteration's"
+        " model, continued on the iteration's data (the control: model 0); start: the model"
+        " iteration 0 started from, trained afresh on the same data (DAgger's way; the"
+        " control likewise).",
+    )
     view: StudentView = Field(
         default_factory=StudentView,
         description="How the student is shown its episodes, in its rollouts, evals and"
@@ -179,6 +186,11 @@ class IterateConfig(CommandConfig):
             raise ValueError(
                 "grpo improves a student that already acts: train iteration 0 with bc or sft"
                 " and switch from iteration 1 on (iterations: {1: {method: grpo}})"
+            )
+        if self.method == "grpo" and self.train_from == "start" and self.iter > 0:
+            raise ValueError(
+                "grpo improves the last iteration's student by playing it: set train_from:"
+                " previous for a grpo iteration"
             )
         if self.method == "grpo" and self.control and self.iter == 1:
             raise ValueError(

@@ -47,7 +47,9 @@ def iteration_stages(config: IterateConfig, progress: Progress) -> list[Stage]:
     else:
         stages = [plan.rollout(env) for env in config.envs]
         stages += [plan.correct(env) for env in config.envs]
-        start = config.layout.model(k - 1)
+        start = (
+            config.layout.model(k - 1) if config.train_from == "previous" else config.start_model
+        )
     stages.append(plan.build_data(control=False))
     stages.append(plan.train(start, control=False))
     stages += [plan.eval(env, control=False) for env in config.envs]
@@ -56,7 +58,8 @@ def iteration_stages(config: IterateConfig, progress: Progress) -> list[Stage]:
         if config.annotate:
             stages += [plan.annotate(env, control=True) for env in config.envs]
         stages.append(plan.build_data(control=True))
-        stages.append(plan.train(config.layout.model(0), control=True))
+        control_start = config.layout.model(0) if config.train_from == "previous" else start
+        stages.append(plan.train(control_start, control=True))
         stages += [plan.eval(env, control=True) for env in config.envs]
     return stages
 

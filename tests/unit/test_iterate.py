@@ -161,6 +161,22 @@ def test_iteration_one_learns_from_model_zero_and_the_control_matches_it(config_
     assert expert["policy"]["kind"] == "oracle"
 
 
+def test_train_from_start_trains_iteration_one_and_the_control_afresh(config_file, tmp_path):
+    """DAgger's way: both train the model iteration 0 started from on their own data."""
+    overrides = ("control=true", "train_from=start")
+    config = resolve(config_file, 1, overrides=overrides)[0]
+    stages = {stage.key: stage for stage in iteration_stages(config, lambda *_: None)}
+    train, control = stages["iter1/train"], stages["iter1/control-train"]
+    assert train.config["model"] == control.config["model"] == "models/tiny"
+    assert Path("models/tiny") in train.inputs and Path("models/tiny") in control.inputs
+    assert train.config["data"] != control.config["data"]
+    built = resolve(config_file, 1, overrides=(*overrides, "model={tiny: {hidden: 64}}"))[0]
+    stages = {stage.key: stage for stage in iteration_stages(built, lambda *_: None)}
+    assert stages["iter1/train"].config["model"] == str(tmp_path / "run" / "seed0" / "student")
+    with pytest.raises(ConfigError, match="set train_from: previous for a grpo iteration"):
+        resolve(config_file, 1, overrides=("train_from=start", "iterations={1: {method: grpo}}"))
+
+
 def test_a_dpo_iteration_leaves_the_bc_sft_rendering_to_the_iterations_it_is_for(config_file):
     """The train section is shared: its rendering shapes iteration 0's sft rows, and a dpo
     iteration after it (which renders pairs with the chat template) runs without it."""
