@@ -187,7 +187,7 @@ class IterateConfig(CommandConfig):
                 "grpo improves a student that already acts: train iteration 0 with bc or sft"
                 " and switch from iteration 1 on (iterations: {1: {method: grpo}})"
             )
-        if self.method == "grpo" and self.train_from == "start" and self.iter > 0:
+        if self.method == "grpo" and self.train_from == "start":
             raise ValueError(
                 "grpo improves the last iteration's student by playing it: set train_from:"
                 " previous for a grpo iteration"

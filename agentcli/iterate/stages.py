@@ -58,8 +58,7 @@ def iteration_stages(config: IterateConfig, progress: Progress) -> list[Stage]:
         if config.annotate:
             stages += [plan.annotate(env, control=True) for env in config.envs]
         stages.append(plan.build_data(control=True))
-        control_start = config.layout.model(0) if config.train_from == "previous" else start
-        stages.append(plan.train(control_start, control=True))
+        stages.append(plan.train(start, control=True))  # from where iteration 1 starts
         stages += [plan.eval(env, control=True) for env in config.envs]
     return stages
 
