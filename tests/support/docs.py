@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -32,6 +34,7 @@ def run_block(block: str, cwd: Path, *, timeout: float) -> subprocess.CompletedP
     until the block ends)."""
     script = "set -euo pipefail\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n" + block
     environ = environment()
+    wait_until_bindable(served_ports(block))
     # a session of its own: a block that runs out of time is stopped with all it started,
     # rather than leaving them to hold ports and cores for the tests after it
     process = subprocess.Popen(["bash", "-c", script], cwd=cwd, env=environ, text=True,
@@ -43,6 +46,34 @@ def run_block(block: str, cwd: Path, *, timeout: float) -> subprocess.CompletedP
         stop_group(process)
         raise
     return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+
+
+def served_ports(block: str) -> set[int]:
+    """The fixed ports the block's servers listen on (``--port N``; 0 is any free one)."""
+    return {int(port) for port in re.findall(r"--port (\d+)", block)} - {0}
+
+
+def wait_until_bindable(ports: set[int], *, timeout: float = 90) -> None:
+    """Wait until a server could listen on each of ``ports`` on 127.0.0.1, as ours binds
+    (SO_REUSEADDR). Ports such as 36008 lie in the range the OS draws clients' ports from
+    (32768-60999 on Linux), and a closed client connection keeps its port for 60 s
+    (TIME_WAIT): the other tests' clients hold one now and then, which a bind refuses."""
+    deadline = time.monotonic() + timeout
+    for port in sorted(ports):
+        while not _bindable(port):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"port {port} was still taken after {timeout:.0f} s")
+            time.sleep(1)
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
 
 
 def environment() -> dict[str, str]:
