@@ -104,6 +104,7 @@ GRPO = _panel("Episodes and groups", {
     "normalize": Option("grpo.normalize"),
     "zero_variance": Option("grpo.zero_variance"),
     "weighting": Option("grpo.weighting"),
+    "negatives": Option("grpo.negatives"),
     "reward": Option("grpo.reward"),
     "env_server": Option("grpo.env_server"),
     "beta": Option("hyperparameters.beta"),

@@ -36,6 +36,7 @@ ZeroVariance = Literal["drop", "keep"]
 Unit = Literal["episode", "step"]
 Advantage = Literal["grpo", "gigpo"]
 Weighting = Literal["tokens", "episodes"]
+Negatives = Literal["keep", "drop"]
 ReportTo = Literal["none", "tensorboard", "wandb", "trackio"]
 Scheduler = Literal["linear", "cosine", "constant", "constant_with_warmup"]
 Template = Literal["chat", "llama2", "agentgym-bc"]
@@ -295,6 +296,12 @@ class GrpoSettings(CommandConfig):
         " alike, so an episode weighs as many times as it has steps (long lost episodes"
         " outweigh short won ones); episodes: each episode's steps share one episode's weight.",
     )
+    negatives: Negatives = Field(
+        "keep",
+        description="unit step: samples whose advantage is negative. keep: the policy gradient;"
+        " drop: train only the samples that did better than their group (self-imitation), so"
+        " that lost episodes do not push down the moves they share with won ones.",
+    )
 
     @model_validator(mode="after")
     def _advantage_settings(self) -> GrpoSettings:
@@ -306,6 +313,11 @@ class GrpoSettings(CommandConfig):
             raise ValueError(
                 "weighting episodes shares an episode's weight among its step samples; with"
                 " --unit episode an episode is one sample already: add --unit step or drop it"
+            )
+        if self.negatives == "drop" and self.unit != "step":
+            raise ValueError(
+                "negatives drop filters step samples; with --unit episode TRL computes the"
+                " advantages: add --unit step or drop it"
             )
         if self.advantage == "grpo":
             for name in ("step_weight", "gamma"):  # by value: a saved config lists every key

@@ -23,7 +23,9 @@ dataset is the items and a batch the items of a step; checkpoints, resume, LoRA,
 the launch are the Trainer's. A resumed run plays the items in the order an uninterrupted one
 does (the sampler's order is a function of the seed and the epoch) with the same sampling (the
 player seeds each step by its number). Samples whose advantage is zero (a group with no signal)
-are left out of the loss with ``zero_variance: drop`` and counted in its average with ``keep``.
+are left out of the loss with ``zero_variance: drop`` and counted in its average with ``keep``;
+with ``negatives: drop`` so are those whose advantage is negative (the update then imitates
+the samples that did better than their group).
 """
 
 from __future__ import annotations
@@ -123,6 +125,20 @@ def sample_advantages(
     return advantages
 
 
+def trained_samples(
+    samples: Sequence[StepSample], advantages: Sequence[float], settings: GrpoSettings
+) -> list[tuple[StepSample, float]]:
+    """The samples the update trains, with their advantages: those of zero advantage only with
+    ``zero_variance: keep``, those of negative advantage only with ``negatives: keep``."""
+    kept = []
+    for sample, advantage in zip(samples, advantages, strict=True):
+        if advantage < 0 and settings.negatives == "drop":
+            continue
+        if advantage or settings.zero_variance == "keep":
+            kept.append((sample, advantage))
+    return kept
+
+
 def episode_weighted(trained: Sequence[tuple[StepSample, float]]) -> list[tuple[StepSample, float]]:
     """``weighting: episodes``: each sample's advantage divided by its episode's number of
     trained samples, so that every episode's steps weigh as one episode, and multiplied by the
@@ -199,11 +215,7 @@ class StepwiseTrainer(Trainer):
             self.processing_class, episodes, settings.num_generations, settings.view
         )
         advantages = sample_advantages(samples, rewards, settings)
-        trained = [
-            (sample, advantage)
-            for sample, advantage in zip(samples, advantages, strict=True)
-            if advantage or settings.zero_variance == "keep"
-        ]
+        trained = trained_samples(samples, advantages, settings)
         if settings.weighting == "episodes":
             trained = episode_weighted(trained)
         self._record(episodes, rewards, trained)

@@ -9,7 +9,12 @@ import pytest
 
 from agentcli.train.advantages import discounted_return, flat_groups, group_relative
 from agentcli.train.config import GrpoSettings
-from agentcli.train.stepwise import StepSample, episode_weighted, sample_advantages
+from agentcli.train.stepwise import (
+    StepSample,
+    episode_weighted,
+    sample_advantages,
+    trained_samples,
+)
 
 
 def test_an_episode_is_scored_against_its_own_group_only():
@@ -85,6 +90,23 @@ def test_weighting_episodes_gives_a_long_lost_episode_the_weight_of_one_episode(
     assert episode_weighted([]) == []
 
 
+def test_negatives_drop_trains_only_the_samples_that_did_better_than_their_group():
+    """A group of three with one win: the winner's step is trained, the two lost ones are
+    not (with keep, their negative advantages are); a flat group's zeros follow zero_variance."""
+    samples = [sample(0, 0, "a", 0), sample(1, 0, "b", 0), sample(2, 0, "c", 0)]
+    samples += [sample(3, 1, "d", 0), sample(4, 1, "e", 0), sample(5, 1, "f", 0)]
+    rewards = [1.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    settings = GrpoSettings(num_generations=3, unit="step", normalize="none")
+    advantages = sample_advantages(samples, rewards, settings)
+    assert [s for s, _ in trained_samples(samples, advantages, settings)] == samples[:3]
+    dropping = settings.model_copy(update={"negatives": "drop"})
+    assert trained_samples(samples, advantages, dropping) == [(samples[0], pytest.approx(2 / 3))]
+    keeping_zeros = dropping.model_copy(update={"zero_variance": "keep"})
+    assert [s for s, _ in trained_samples(samples, advantages, keeping_zeros)] == [
+        samples[0], *samples[3:],
+    ]  # fmt: skip
+
+
 @pytest.mark.parametrize(
     ("given", "message"),
     [
@@ -92,6 +114,7 @@ def test_weighting_episodes_gives_a_long_lost_episode_the_weight_of_one_episode(
         ({"unit": "step", "gamma": 0.5}, "gamma is gigpo's"),
         ({"unit": "step", "step_weight": 0.5}, "step_weight is gigpo's"),
         ({"weighting": "episodes"}, "add --unit step"),
+        ({"negatives": "drop"}, "add --unit step"),
     ],
 )
 def test_settings_that_mean_nothing_together_are_refused(given, message):
