@@ -13,7 +13,7 @@ model thus writes ``Action: …`` lines as our students do: no tool-calling temp
 
 The reward is the episode's (the env's score, or the shaping hook's value of the Episode); an
 episode that ended in an env error is unscorable (None: TRL leaves it out of its group's
-baseline). A group whose episodes all earned the same reward has zero advantage everywhere:
+baseline). A group whose scored episodes all earned the same reward has zero advantage everywhere:
 ``zero_variance=drop`` masks its tokens out, so that it does not dilute the loss of the groups
 that carry signal; TRL's ``frac_reward_zero_std`` reports how many there were either way.
 
@@ -36,6 +36,7 @@ from typing import Any
 
 from agentcli.conversation import StudentView, episode_conversation
 from agentcli.records import ChatMessage, Episode
+from agentcli.train.advantages import flat_groups
 from agentcli.train.arguments import trainer_arguments
 from agentcli.train.config import TrainConfig
 from agentcli.train.model import lora_config
@@ -86,16 +87,17 @@ def zero_variance_groups(
     item_ids: Sequence[str], rewards: Sequence[float | None], size: int
 ) -> list[bool]:
     """Per episode, whether its group (``size`` consecutive episodes of one item, as TRL's
-    sampler lays them out) earned one reward throughout. A slice that does not hold whole
-    groups (a group split across processes) is never flagged."""
-    flags = [False] * len(item_ids)
+    sampler lays them out) carries no signal: its scored episodes all earned one reward (TRL
+    leaves unscorable ones, None, out of the group's baseline, so their advantage is 0 too). A
+    slice that does not hold whole groups (a group split across processes) is never flagged."""
     if len(item_ids) % size:
-        return flags
-    for start in range(0, len(item_ids), size):
-        group = range(start, start + size)
-        if len({item_ids[i] for i in group}) == 1 and len({rewards[i] for i in group}) == 1:
-            flags[start : start + size] = [rewards[start] is not None] * size
-    return flags
+        return [False] * len(item_ids)
+    groups = [position // size for position in range(len(item_ids))]
+    flat = flat_groups(rewards, groups)
+    items = {
+        group: {item_ids[p] for p in range(group * size, (group + 1) * size)} for group in flat
+    }
+    return [flat[group] and len(items[group]) == 1 for group in groups]
 
 
 def episode_reward(completions: list[Any], episode_reward: list[float | None], **kwargs: Any):

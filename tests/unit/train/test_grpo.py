@@ -61,11 +61,13 @@ def test_grpo_defaults_and_refusals():
         TrainConfig(method="sft", model="m", out="o")
 
 
-def test_only_whole_groups_of_one_reward_are_flagged():
-    ids = ["a", "a", "b", "b", "c", "c"]
-    assert zero_variance_groups(ids, [1.0, 1.0, 0.0, 1.0, None, None], 2) == [
-        True, True, False, False, False, False,
+def test_only_whole_groups_whose_scored_episodes_agree_are_flagged():
+    ids = ["a", "a", "b", "b", "c", "c", "d", "d", "e", "e"]
+    rewards = [1.0, 1.0, 0.0, 1.0, None, None, None, 1.0, 0.0, 0.0]
+    assert zero_variance_groups(ids, rewards, 2) == [
+        True, True, False, False, True, True, True, True, True, True,
     ]  # fmt: skip
+    assert zero_variance_groups(["a", "b"], [0.0, 0.0], 2) == [False, False]  # two items
     assert zero_variance_groups(ids[:3], [0.0, 0.0, 0.0], 2) == [False] * 3  # a split group
 
 
