@@ -44,6 +44,7 @@ HYPERPARAMETERS = _panel(RECIPE, {
     "batch_size": Option("hyperparameters.per_device_train_batch_size"),
     "grad_accum": Option("hyperparameters.gradient_accumulation_steps"),
     "weight_decay": Option("hyperparameters.weight_decay"),
+    "optim": Option("hyperparameters.optim"),
     "max_grad_norm": Option("hyperparameters.max_grad_norm"),
     "seed": Option("hyperparameters.seed"),
     "logging_steps": Option("hyperparameters.logging_steps"),

@@ -37,6 +37,7 @@ Unit = Literal["episode", "step"]
 Advantage = Literal["grpo", "gigpo"]
 Weighting = Literal["tokens", "episodes"]
 Negatives = Literal["keep", "drop"]
+Optimizer = Literal["adamw_torch", "sgd"]
 ReportTo = Literal["none", "tensorboard", "wandb", "trackio"]
 Scheduler = Literal["linear", "cosine", "constant", "constant_with_warmup"]
 Template = Literal["chat", "llama2", "agentgym-bc"]
@@ -112,6 +113,11 @@ class Hyperparameters(CommandConfig):
     lr_scheduler_type: Scheduler | None = Field(None, description="Learning-rate schedule.")
     warmup_steps: float | None = Field(
         None, ge=0, description="Warm-up steps; a value below 1 is a fraction of all steps."
+    )
+    optim: Optimizer | None = Field(
+        None,
+        description="Optimizer. unset: AdamW (transformers' adamw_torch); sgd: plain SGD, whose"
+        " step scales with the gradient, where Adam's is about the learning rate whatever its size.",
     )
     weight_decay: float = Field(0.0, ge=0, description="AdamW weight decay.")
     max_grad_norm: float | None = Field(None, ge=0, description="Gradient-norm clip; 0: none.")

@@ -15,7 +15,12 @@ def test_every_hyperparameter_reaches_sft_config_by_its_own_name():
 
     config = TrainConfig(
         method="sft",
-        hyperparameters={"per_device_train_batch_size": 3, "run_name": "r", "warmup_steps": 0.1},
+        hyperparameters={
+            "per_device_train_batch_size": 3,
+            "run_name": "r",
+            "warmup_steps": 0.1,
+            "optim": "sgd",
+        },
         **BASE,
     )
     arguments = SFTConfig(**trainer_arguments(config))
