@@ -39,6 +39,7 @@ def test_each_flag_sets_its_nested_key():
     config = printed_config(
         "sft", *REQUIRED, "--epochs", "2", "--batch-size", "8", "--grad-accum", "2",
         "--lr-scheduler", "constant", "--warmup-steps", "0.1", "--weight-decay", "0.01",
+        "--optim", "sgd",
         "--max-grad-norm", "0.5", "--seed", "7", "--logging-steps", "5", "--save-steps", "50",
         "--report-to", "none", "--wandb-project", "p", "--run-name", "r",
         "--template", "llama2", "--max-length", "512", "--overflow", "drop",
@@ -50,7 +51,7 @@ def test_each_flag_sets_its_nested_key():
     assert config["hyperparameters"] == {
         "num_train_epochs": 2.0, "per_device_train_batch_size": 8,
         "gradient_accumulation_steps": 2, "learning_rate": 3e-5, "lr_scheduler_type": "constant",
-        "warmup_steps": 0.1, "weight_decay": 0.01, "max_grad_norm": 0.5, "seed": 7,
+        "warmup_steps": 0.1, "optim": "sgd", "weight_decay": 0.01, "max_grad_norm": 0.5, "seed": 7,
         "activation_checkpointing": None, "dataloader_num_workers": 0, "logging_steps": 5,
         "save_steps": 50, "report_to": "none", "run_name": "r", "project": "p", "beta": None,
         "max_steps": None, "sft_weight": None,
