@@ -117,7 +117,7 @@ class Hyperparameters(CommandConfig):
     optim: Optimizer | None = Field(
         None,
         description="Optimizer. unset: AdamW (transformers' adamw_torch); sgd: plain SGD, whose"
-        " step scales with the gradient, where Adam's is about the learning rate whatever its size.",
+        " step scales with the gradient (Adam's is about the learning rate, whatever its size).",
     )
     weight_decay: float = Field(0.0, ge=0, description="AdamW weight decay.")
     max_grad_norm: float | None = Field(None, ge=0, description="Gradient-norm clip; 0: none.")
