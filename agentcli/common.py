@@ -57,6 +57,18 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def listen_error(host: str, port: int) -> OSError | None:
+    """Why a server could not listen on ``host:port`` now (binding as uvicorn does, with
+    SO_REUSEADDR), or None when it could."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            return exc
+    return None
+
+
 def wait_until_answering(
     url: str, process: subprocess.Popen, deadline: float
 ) -> Literal["ready", "exited", "timed out"]:

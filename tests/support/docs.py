@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -12,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from agentcli.common import listen_error
 from tests.support.processes import stop_group
 
 ROOT = Path(__file__).parents[2]
@@ -54,26 +54,17 @@ def served_ports(block: str) -> set[int]:
 
 
 def wait_until_bindable(ports: set[int], *, timeout: float = 90) -> None:
-    """Wait until a server could listen on each of ``ports`` on 127.0.0.1, as ours binds
-    (SO_REUSEADDR). Ports such as 36008 lie in the range the OS draws clients' ports from
-    (32768-60999 on Linux), and a closed client connection keeps its port for 60 s
-    (TIME_WAIT): the other tests' clients hold one now and then, which a bind refuses."""
+    """Wait until a server could listen on each of ``ports`` on 127.0.0.1 (the check our env
+    server makes before it loads, ``listen_error``). Ports such as 36008 lie in the range the
+    OS draws clients' ports from (32768-60999 on Linux), and a closed client connection keeps
+    its port for 60 s (TIME_WAIT): the other tests' clients hold one now and then, which a
+    bind refuses."""
     deadline = time.monotonic() + timeout
     for port in sorted(ports):
-        while not _bindable(port):
+        while listen_error("127.0.0.1", port) is not None:
             if time.monotonic() > deadline:
                 raise AssertionError(f"port {port} was still taken after {timeout:.0f} s")
             time.sleep(1)
-
-
-def _bindable(port: int) -> bool:
-    with socket.socket() as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-        return True
 
 
 def environment() -> dict[str, str]:

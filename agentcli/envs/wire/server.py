@@ -14,7 +14,6 @@ sessions here like any other.
 import asyncio
 import contextlib
 import logging
-import socket
 import uuid
 from collections.abc import AsyncIterator, Callable
 from typing import Annotated, Any, Literal
@@ -24,6 +23,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
+from agentcli.common import listen_error
 from agentcli.config import CommandConfig
 from agentcli.envs.base import Environment, EnvSpec, Session, Transition
 from agentcli.envs.registry import get_spec, require_simulator
@@ -428,14 +428,10 @@ def create_app(
 
 def _check_port_free(host: str, port: int) -> None:
     """Fail before loading the environment, with one line, rather than after (uvicorn's way)."""
-    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind((host, port))
-        except OSError as exc:
-            raise UsageError(
-                f"cannot listen on {host}:{port} ({exc.strerror}); pick another with --port"
-            ) from None
+    if (error := listen_error(host, port)) is not None:
+        raise UsageError(
+            f"cannot listen on {host}:{port} ({error.strerror}); pick another with --port"
+        )
 
 
 def serve(config: ServeConfig) -> None:
