@@ -71,7 +71,8 @@ def resolve_config(
     data: dict[str, Any] = {}
     sources: dict[KeyPath, str] = {}  # where each value came from, for error messages
     if config_file is not None:
-        _merge(data, _read_yaml(config_file), f"--config {config_file}", sources)
+        for path, layer in config_layers(config_file):
+            _merge(data, layer, f"--config {path}", sources)
     if dotenv is not None and dotenv.is_file():
         _merge_environment(
             data, model, dotenv_values(dotenv, interpolate=False), f"in {dotenv}", sources
@@ -116,6 +117,34 @@ def dump_config(config: BaseModel, path: Path) -> None:
 
 
 # --- sources ---------------------------------------------------------------------------------
+
+EXTENDS = "extends"  # a config file's key naming the file it builds on
+
+
+def config_layers(path: Path) -> list[tuple[Path, dict[str, Any]]]:
+    """``path``'s config and each it ``extends:`` (a file named relative to the one naming it),
+    the furthest base first: each layer merges over the ones before it."""
+    layers: list[tuple[Path, dict[str, Any]]] = []
+    while True:
+        if any(path.resolve() == seen.resolve() for seen, _ in layers):
+            chain = " → ".join(str(seen) for seen, _ in layers)
+            raise ConfigError(f"--config {chain} → {path}: the files extend each other in a loop")
+        data = _read_yaml(path)
+        base = data.pop(EXTENDS, None)
+        layers.append((path, data))
+        if base is None:
+            return layers[::-1]
+        if not isinstance(base, str) or not base:
+            raise ConfigError(
+                f"--config {path}: {EXTENDS} must name one config file (e.g. {EXTENDS}:"
+                " quickstart.yaml, relative to this file)"
+            )
+        if not (path.parent / base).is_file():
+            raise ConfigError(
+                f"--config {path}: {EXTENDS}: {base} is not a file (looked for"
+                f" {path.parent / base}) — name it relative to {path}"
+            )
+        path = path.parent / base
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:

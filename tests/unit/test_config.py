@@ -107,6 +107,40 @@ def test_sections_merge_deeply(tmp_path):
     assert config.teacher.model == "big"
 
 
+def test_a_file_extends_its_base_section_by_section(tmp_path):
+    write(
+        tmp_path / "base.yaml",
+        "run_name: base\ntags: [a]\nrollout: {concurrency: 2, max_rounds: 7}\n",
+    )
+    (tmp_path / "sub").mkdir()
+    config_file = write(
+        tmp_path / "sub" / "c.yaml", "extends: ../base.yaml\nrollout: {concurrency: 3}\n"
+    )
+    config = resolve(config_file=config_file, overrides=["tags=[b]"])
+    assert (config.run_name, config.tags) == ("base", ["b"])
+    assert config.rollout == RolloutSection(concurrency=3, max_rounds=7)
+
+
+def test_a_bad_value_of_a_base_file_names_that_file(tmp_path):
+    write(tmp_path / "base.yaml", "rollout: {concurrency: 0}\n")
+    message = error_of(config_file=write(tmp_path / "c.yaml", "extends: base.yaml\n"))
+    assert message.startswith("rollout.concurrency: must be ≥ 1")
+    assert f"--config {tmp_path / 'base.yaml'}" in message
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("extends: missing.yaml\n", "extends: missing.yaml is not a file"),
+        ("extends: [a.yaml]\n", "extends must name one config file"),
+        ("extends: c.yaml\n", "the files extend each other in a loop"),
+    ],
+)
+def test_a_bad_extends_is_one_line(tmp_path, text, shown):
+    message = error_of(config_file=write(tmp_path / "c.yaml", text))
+    assert shown in message
+
+
 def test_environment_values_are_yaml_scalars_and_nest_with_double_underscore():
     environ = {
         "AGENTGYM_ROLLOUT__CONCURRENCY": "8",
