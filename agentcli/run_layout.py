@@ -10,7 +10,9 @@ corrections, with the demos and earlier corrections, make iteration k+1's ``data
 what is per environment (demos, rollouts, corrections, its training set, eval), and keeps at
 the run's root what the environments share: the mixed training set, the models, the manifest.
 ``control`` holds iteration 1's matched control: model 0 trained on as many states of the
-expert's own episodes as iteration 1 has corrected states of the student's.
+expert's own episodes as iteration 1 has corrected states of the student's. ``variant`` holds
+an alternative to iteration k's model (``iterate``'s ``variants``): trained from where
+iteration k starts by other settings, in ``iter<k>/variants/<name>/``.
 """
 
 from __future__ import annotations
@@ -107,6 +109,19 @@ class RunLayout:
     def env(self, name: str) -> RunLayout:
         """Environment ``name``'s part of a run."""
         return RunLayout(self.root / name)
+
+    def variant(self, k: int, name: str) -> Path:
+        return self.iteration(k) / "variants" / name
+
+    def variant_data(self, k: int, name: str) -> Path:
+        return self.variant(k, name) / "data"
+
+    def variant_model(self, k: int, name: str) -> Path:
+        return self.variant(k, name) / "model"
+
+    def variant_eval(self, k: int, name: str) -> Path:
+        """In an environment's part of the run: the variant's eval on the iteration's items."""
+        return self.variant(k, name) / "eval"
 
     @property
     def control(self) -> Path:

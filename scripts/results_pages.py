@@ -25,13 +25,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from agentcli.iterate.report import model_label, record_label
+
 ROOT = Path(__file__).resolve().parent.parent
 BLOCK = re.compile(
     r"(?P<open><!-- results (?P<file>\S+) seed=(?P<seed>\d+)(?: (?P<kind>[a-z-]+))? -->\n)"
     r"(?P<body>.*?)(?P<close><!-- /results -->)",
     re.S,
 )
-NAMES = {"0": "iteration 0", "control": "control"}
 
 
 def pages() -> list[Path]:
@@ -65,7 +66,7 @@ def results_table(document: dict[str, Any], seed: int, file: str, link: str) -> 
     per paired difference, the seed's and the mean across seeds with its standard error."""
     seeds = document["seeds"]
     several_envs = len({row["env"] for row in document["rows"]}) > 1
-    ours = {(_label(r), r["env"]): r for r in document["rows"] if r["seed"] == seed}
+    ours = {(record_label(r), r["env"]): r for r in document["rows"] if r["seed"] == seed}
     span = (
         f"seeds {seeds[0]}–{seeds[-1]}"
         if seeds == list(range(seeds[0], seeds[-1] + 1))
@@ -81,9 +82,9 @@ def results_table(document: dict[str, Any], seed: int, file: str, link: str) -> 
         "|---|---|---|---|---|" + ("---|" if scored else ""),
     ]
     for spread in document["across_seeds"]["rows"]:
-        label, env = _label(spread), spread["env"]
+        label, env = record_label(spread), spread["env"]
         row = ours[(label, env)]
-        name = _name(label) + (f" ({env})" if several_envs else "")
+        name = model_label(label) + (f" ({env})" if several_envs else "")
         score = f" {row['mean_score']:.3f} ± {row['score_se']:.3f} |" if scored else ""
         lines.append(
             f"| {name} | {_percent(row['success_rate'])} ± {_points(row['success_se'])} % |"
@@ -100,7 +101,7 @@ def results_table(document: dict[str, Any], seed: int, file: str, link: str) -> 
             if c["seed"] == seed}  # fmt: skip
     for d in document["across_seeds"]["comparisons"]:
         c = mine[(d["env"], d["model"], d["baseline"])]
-        name = f"{_name(d['model'])} − {_name(d['baseline'])}" + (
+        name = f"{model_label(d['model'])} − {model_label(d['baseline'])}" + (
             f" ({d['env']})" if several_envs else ""
         )
         lines.append(
@@ -126,10 +127,10 @@ def task_types_table(document: dict[str, Any], seed: int) -> str:
     """Markdown: seed ``seed``'s success per task type (a line) and model (a column), with its
     standard error and the type's items."""
     typed = [t for t in document["task_types"] if t["seed"] == seed]
-    models = list(dict.fromkeys(_label(t) for t in typed))
-    cells = {(t["task_type"], _label(t)): t for t in typed}
+    models = list(dict.fromkeys(record_label(t) for t in typed))
+    cells = {(t["task_type"], record_label(t)): t for t in typed}
     lines = [
-        "| task type | " + " | ".join(_name(model) for model in models) + " |",
+        "| task type | " + " | ".join(model_label(model) for model in models) + " |",
         "|---|" + "---|" * len(models),
     ]
     for task_type in dict.fromkeys(t["task_type"] for t in typed):
@@ -163,14 +164,6 @@ def report_lines(document: dict[str, Any], seed: int, *, across: bool) -> str:
             if c["seed"] == seed
         ]
     return "```\n" + "\n".join(lines) + "\n```\n"
-
-
-def _label(record: dict[str, Any]) -> str:
-    return "control" if record["control"] else str(record["iteration"])
-
-
-def _name(label: str) -> str:
-    return NAMES.get(label, f"iteration {label}")
 
 
 def _percent(value: float) -> str:

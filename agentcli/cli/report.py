@@ -182,13 +182,13 @@ def _show_sweep(sweep: Sweep) -> None:
 
 def comparison_line(c: Comparison) -> str:
     """A run's paired comparison as ``report`` prints it (docs/ shows these lines too)."""
-    return f"{c.env}: iteration {c.model} − {model_label(c.baseline)}: {_difference(c)}"
+    return f"{c.env}: {model_label(c.model)} − {model_label(c.baseline)}: {_difference(c)}"
 
 
 def across_seeds_line(d: Difference) -> str:
     """A paired difference across seeds as ``report`` prints it."""
     return (
-        f"{d.env}: iteration {d.model} − {model_label(d.baseline)} across {d.seeds} seeds:"
+        f"{d.env}: {model_label(d.model)} − {model_label(d.baseline)} across {d.seeds} seeds:"
         f" {100 * d.mean:+.1f} ± {_points(d.standard_error)} points (mean ± standard error"
         f" across seeds; per seed {100 * d.low:+.1f} to {100 * d.high:+.1f}, ahead in"
         f" {d.ahead} of {d.seeds})"

@@ -15,6 +15,11 @@ iteration 1 is but on the expert's own states::
     control-collect[env] (the expert on the items the student was rolled out on) →
     control-annotate[env] → control-build-data → control-train (from model 0) → control-eval[env]
 
+then each of the iteration's ``variants``, another model from where the iteration starts,
+trained on what it learns from by other settings (another method) and evaluated alike::
+
+    <name>-build-data (a grpo variant: none) → <name>-train → <name>-eval[env]
+
 Each environment's files live in its own part of the run (``RunLayout.env``); the training
 set mixes all of them and one model learns from it. Each section of the config holds the
 settings of the command that runs its stage (the same names, types, defaults and help) less

@@ -5,13 +5,14 @@ sections for one iteration."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from agentcli.config import CommandConfig
+from agentcli.config import CommandConfig, validate_config
 from agentcli.conversation import StudentView
 from agentcli.data.build import DataSettings
 from agentcli.envs.registry import get_spec
@@ -50,6 +51,11 @@ class BuiltStudent(CommandConfig):
 
 # Where a section holds a seed of its own: iterate sets each from the run's ``seed``.
 SECTION_SEEDS = ("train.hyperparameters", "data", "rollout.policy", "eval.policy")
+# What a variant may set: how it learns. Not what it learns from (the iteration's rollout and
+# corrections) nor how it is evaluated (the iteration's items, so that the two pair).
+VARIANT_SECTIONS = ("method", "train_from", "data", "train", "grpo")
+VARIANT_NAME = re.compile(r"[a-z][a-z0-9_]*(-[a-z0-9_]+)*")
+RESERVED_VARIANT_NAMES = ("control",)
 
 
 class IterateConfig(CommandConfig):
@@ -126,6 +132,14 @@ class IterateConfig(CommandConfig):
         default_factory=GrpoSettings, description="Settings of train when the method is grpo."
     )
     eval: EvalSettings = Field(default_factory=EvalSettings, description="Settings of eval.")
+    variants: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="Alternatives to an iteration's model, each trained from where the"
+        " iteration starts but by other settings of method, train_from, data, train or grpo,"
+        " on the iteration's corrections, and evaluated on the same items: name → settings,"
+        " e.g. under iterations: {1: {variants: {dpo: {method: dpo}}}}. The report pairs each"
+        " with the iteration's model.",
+    )
     iterations: dict[int, dict[str, Any]] = Field(
         default_factory=dict,
         description="Overrides for one iteration, merged over the sections above, e.g."
@@ -198,6 +212,32 @@ class IterateConfig(CommandConfig):
                 " set control: false, or make iteration 1 a LEAP iteration"
             )
         return self
+
+    @model_validator(mode="after")
+    def _variants_named_and_scoped(self) -> IterateConfig:
+        for name, settings in self.variants.items():
+            if not VARIANT_NAME.fullmatch(name) or name in RESERVED_VARIANT_NAMES:
+                raise ValueError(
+                    f"variants.{name}: name a variant in lower case letters, digits, _ and -"
+                    f" (not {', '.join(RESERVED_VARIANT_NAMES)}), e.g. dpo or rl-from-0"
+                )
+            if not isinstance(settings, dict):
+                raise ValueError(f"variants.{name} must be a mapping of sections to settings")
+            others = sorted(settings.keys() - set(VARIANT_SECTIONS))
+            if others:
+                raise ValueError(
+                    f"variants.{name} sets {', '.join(others)}: a variant learns from its"
+                    " iteration's rollout and corrections and is evaluated on its items, so it"
+                    f" may set only {', '.join(VARIANT_SECTIONS)}"
+                )
+        return self
+
+    def variant(self, name: str) -> IterateConfig:
+        """Variant ``name``'s config: this iteration's, its sections merged with the variant's
+        settings (one-line ``ConfigError`` if they do not make a valid iteration)."""
+        base = self.model_dump(exclude_unset=True, exclude={"iterations", "variants"})
+        data = _merged({**base, "iter": self.iter, "control": False}, self.variants[name])
+        return validate_config(IterateConfig, data, source=f"variants.{name}")
 
     @property
     def layout(self) -> RunLayout:

@@ -46,8 +46,11 @@ def resolve_iterations(
 def iteration_line(config: IterateConfig, outcomes: list[Outcome]) -> str:
     """One line on what an iteration did: stages run and skipped, then each eval's result."""
     ran = sum(outcome.action != "skip" for outcome in outcomes)
-    evals = {"eval": "", "control-eval": "control "}
-    results = [evals[o.stage] + o.summary for o in outcomes if o.stage in evals]
+    results = [
+        " ".join(filter(None, [o.stage.removesuffix("eval").removesuffix("-"), o.summary]))
+        for o in outcomes
+        if o.stage == "eval" or o.stage.endswith("-eval")  # the control's, a variant's
+    ]
     return (
         f"seed {config.seed}, iteration {config.iter}: {ran} stages run,"
         f" {len(outcomes) - ran} skipped; " + "; ".join(results)

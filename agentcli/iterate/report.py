@@ -2,10 +2,12 @@
 
 It reads the run's manifest (which iterations and environments ran, where each teacher
 stage's cost ledger is), each eval's ``metrics.json`` and each training's summary; the
-control (iteration 1's matched control) is a row of its own. Differences in success between
-models evaluated on the same items are paired over those items (``agentcli.compare``), with
-their standard error. ``write_report`` puts the rows and comparisons beside the run's
-manifest: ``report.csv``, ``report.json`` and the plot ``report.png``.
+control (iteration 1's matched control) and each variant of an iteration are rows of their
+own, labelled ``control`` and ``<k>:<name>`` beside the iterations' ``0``, ``1``, ...
+Differences in success between models evaluated on the same items are paired over those
+items (``agentcli.compare``), with their standard error. ``write_report`` puts the rows and
+comparisons beside the run's manifest: ``report.csv``, ``report.json`` and the plot
+``report.png``.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import csv
 import io
 import json
 import math
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,9 +27,9 @@ from agentcli.data.jsonl import read_records
 from agentcli.errors import UsageError
 from agentcli.evaluate import ALL
 from agentcli.iterate.runner import Manifest
-from agentcli.iterate.stages import train_summary_path
 from agentcli.records import Episode
 from agentcli.run_layout import RunLayout, seed_run
+from agentcli.train.config import SUMMARY_NAME
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -43,7 +46,7 @@ class NotEvaluatedError(UsageError):
 
 @dataclass(frozen=True)
 class Row:
-    iteration: str  # "0", "1", ... or "control"
+    iteration: str  # a model's label: "0", "1", ..., "control", "1:dpo" (a variant of 1)
     env: str
     episodes: int
     success_rate: float
@@ -91,8 +94,38 @@ def binomial_se(rate: float, count: int) -> float:
     return math.sqrt(rate * (1 - rate) / count) if count else 0.0
 
 
+def variant_label(k: int, name: str) -> str:
+    """Variant ``name`` of iteration k's label: ``1:dpo``."""
+    return f"{k}:{name}"
+
+
+def label_iteration(label: str) -> int:
+    """The iteration a model belongs to: the control and iteration 1's variants to 1."""
+    return 1 if label == CONTROL else int(label.partition(":")[0])
+
+
+def label_variant(label: str) -> str | None:
+    """A variant's name (``dpo`` of ``1:dpo``); None for an iteration's model and the control."""
+    return label.partition(":")[2] or None
+
+
+def record_label(record: dict[str, Any]) -> str:
+    """The label of the model a report file's record is of (its ``iteration``, ``control``
+    and ``variant``; a file written before variants has no ``variant``)."""
+    if record["control"]:
+        return CONTROL
+    variant = record.get("variant")
+    return variant_label(record["iteration"], variant) if variant else str(record["iteration"])
+
+
+def is_iteration(label: str) -> bool:
+    """An iteration's own model (one of the line of models each iteration continues)."""
+    return label.isdigit()
+
+
 def read_report(run: Path) -> list[Row]:
-    """One row per evaluated (iteration, env); the control after iteration 1."""
+    """One row per evaluated (model, env): each iteration's, then the control after iteration
+    1, then the iteration's variants."""
     layout = RunLayout(run)
     if not layout.manifest.exists():
         raise UsageError(
@@ -108,18 +141,18 @@ def read_report(run: Path) -> list[Row]:
     costs = _teacher_costs(manifest, layout)
     rows = []
     for k in sorted(int(key) for key in manifest.iterations):
-        labels = [(str(k), k)] + ([(CONTROL, None)] if k == 1 else [])
-        for label, iteration in labels:
+        variants = manifest.iterations[str(k)]["config"].get("variants") or {}
+        labels = [str(k), *([CONTROL] if k == 1 else [])]
+        labels += [variant_label(k, name) for name in variants]
+        for label in labels:
             for env in envs:
-                where = layout.env(env)
-                evaluated = where.control_eval if iteration is None else where.eval(iteration)
-                metrics_rows = _json(evaluated / "metrics.json") or []
+                metrics_rows = _json(eval_dir(layout.env(env), label) / "metrics.json") or []
                 metrics = next(
                     (r for r in metrics_rows if r["env"] == env and r["category"] == ALL), None
                 )
                 if metrics is None:
                     continue
-                train = _json(train_summary_path(layout, iteration)) or {}
+                train = _json(model_dir(layout, label) / SUMMARY_NAME) or {}
                 rows.append(
                     Row(
                         iteration=label,
@@ -147,16 +180,30 @@ def read_report(run: Path) -> list[Row]:
     return rows
 
 
+def baselines(label: str) -> dict[str, str]:
+    """What a model is compared with, by the name of the comparison: ``previous``, iteration
+    k-1 (for iteration k ≥ 1 and its variants); ``iteration``, the iteration's own model (for a
+    variant); ``control`` (for iteration 1)."""
+    k = label_iteration(label)
+    if label == CONTROL:
+        return {}
+    found = {"previous": str(k - 1)} if k >= 1 else {}
+    if label_variant(label):
+        found["iteration"] = str(k)
+    elif k == 1:
+        found[CONTROL] = CONTROL
+    return found
+
+
 def paired_comparisons(run: Path, rows: list[Row]) -> list[Comparison]:
-    """Each iteration k ≥ 1 against iteration k-1, and iteration 1 against the control."""
+    """Each model against its ``baselines``, over the items both played."""
     layout = RunLayout(run)
     labels = {(row.iteration, row.env) for row in rows}
     pairs = [
-        (row.iteration, str(int(row.iteration) - 1), row.env)
+        (row.iteration, baseline, row.env)
         for row in rows
-        if row.iteration not in ("0", CONTROL)
+        for baseline in baselines(row.iteration).values()
     ]
-    pairs += [("1", CONTROL, env) for label, env in labels if label == CONTROL]
     splits = {(row.iteration, row.env): row.split for row in rows}
     comparisons = []
     for model, baseline, env in pairs:
@@ -246,8 +293,9 @@ def end_records(rows: list[Row]) -> list[dict[str, Any]]:
 def _model_record(row: Row) -> dict[str, Any]:
     return {
         "seed": row.seed,
-        "iteration": 1 if row.iteration == CONTROL else int(row.iteration),
+        "iteration": label_iteration(row.iteration),
         "control": row.iteration == CONTROL,
+        "variant": label_variant(row.iteration),
         "env": row.env,
         "split": row.split,
     }
@@ -259,31 +307,48 @@ _COMPARED = ("difference", "standard_error", "items", "wins", "losses", "ties", 
 
 def report_csv(rows: list[Row], comparisons: list[Comparison]) -> str:
     """One line per row (``task_type`` ``all``), then one per row and task type where the env
-    has types; a model's comparisons in its own line: ``vs_previous_*`` (iteration k against
-    k-1) and ``vs_control_*`` (iteration 1 against the control), empty elsewhere."""
+    has types; a model's comparisons in its own line (``baselines``): ``vs_previous_*``
+    (against iteration k-1), ``vs_iteration_*`` (a variant against its iteration's model) and
+    ``vs_control_*`` (iteration 1 against the control), empty elsewhere."""
     found = {(c.model, c.baseline, c.env): c for c in comparisons}
     columns = list(row_record(rows[0]))
     columns.insert(columns.index("env") + 1, "task_type")
-    columns += [f"vs_{against}_{name}" for against in ("previous", CONTROL) for name in _COMPARED]
+    against_names = ("previous", "iteration", CONTROL)
+    columns += [f"vs_{against}_{name}" for against in against_names for name in _COMPARED]
     table = io.StringIO()
     writer = csv.DictWriter(table, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
     for row in rows:
         line = row_record(row) | {"task_type": ALL}
-        if row.iteration not in ("0", CONTROL):
-            baselines = {"previous": str(int(row.iteration) - 1), CONTROL: CONTROL}
-            for against, baseline in baselines.items():
-                comparison = found.get((row.iteration, baseline, row.env))
-                if comparison is not None:
-                    line |= {f"vs_{against}_{n}": getattr(comparison, n) for n in _COMPARED}
+        for against, baseline in baselines(row.iteration).items():
+            comparison = found.get((row.iteration, baseline, row.env))
+            if comparison is not None:
+                line |= {f"vs_{against}_{n}": getattr(comparison, n) for n in _COMPARED}
         writer.writerow(line)
     writer.writerows(task_type_records(rows))
     return table.getvalue()
 
 
+def eval_dir(where: RunLayout, label: str) -> Path:
+    """Where the model ``label`` was evaluated, in an environment's part of a run."""
+    if label == CONTROL:
+        return where.control_eval
+    name = label_variant(label)
+    k = label_iteration(label)
+    return where.variant_eval(k, name) if name else where.eval(k)
+
+
+def model_dir(layout: RunLayout, label: str) -> Path:
+    """Where the model ``label`` is, in a run."""
+    if label == CONTROL:
+        return layout.control_model
+    name = label_variant(label)
+    k = label_iteration(label)
+    return layout.variant_model(k, name) if name else layout.model(k)
+
+
 def _outcomes(where: RunLayout, label: str) -> dict[str, Outcome]:
-    evaluated = where.control_eval if label == CONTROL else where.eval(int(label))
-    path = evaluated / "episodes.jsonl"
+    path = eval_dir(where, label) / "episodes.jsonl"
     return outcomes(read_records(path, Episode) if path.exists() else [])
 
 
@@ -299,8 +364,8 @@ def plot_report(rows: list[Row], path: Path, *, title: str) -> None:
 
 def report_figure(rows: list[Row], *, title: str) -> Figure:
     """Success per iteration, one line per env, each point with its standard error as an
-    error bar; the control as a separate marker. Where an env has task types, a second panel
-    shows each model's success per type."""
+    error bar; the control and the variants as markers of their own. Where an env has task
+    types, a second panel shows each model's success per type."""
     import matplotlib
 
     matplotlib.use("Agg")  # files only: no display, no GUI toolkit
@@ -315,23 +380,25 @@ def report_figure(rows: list[Row], *, title: str) -> Figure:
     ]  # fmt: skip
     figure, panels = plt.subplots(1, 2 if bars else 1, figsize=(12 if bars else 6, 4.5))
     axes = panels[0] if bars else panels
+    markers = side_markers(row.iteration for row in rows)
     for env in dict.fromkeys(row.env for row in rows):
-        line = [r for r in rows if r.env == env and r.iteration != CONTROL]
+        line = [r for r in rows if r.env == env and is_iteration(r.iteration)]
         drawn = axes.errorbar(
             [int(r.iteration) for r in line], [100 * r.success_rate for r in line],
             yerr=[100 * r.success_se for r in line], marker="o", capsize=3, label=env,
         )  # fmt: skip
         for row in rows:
-            if row.env == env and row.iteration == CONTROL:
+            if row.env == env and row.iteration in markers:
                 axes.errorbar(
-                    [1], [100 * row.success_rate], yerr=[100 * row.success_se], marker="*",
-                    markersize=12, capsize=3, linestyle="none", color=drawn.lines[0].get_color(),
-                    label=f"{env} control", zorder=3,
+                    [label_iteration(row.iteration)], [100 * row.success_rate],
+                    yerr=[100 * row.success_se], marker=markers[row.iteration], markersize=10,
+                    capsize=3, linestyle="none", color=drawn.lines[0].get_color(),
+                    label=f"{env} {model_label(row.iteration)}", zorder=3,
                 )  # fmt: skip
     axes.set_xlabel("iteration")
     axes.set_ylabel("success (%, ± standard error)")
     axes.set_ylim(-3, 103)  # a point at 0 or 100 % stays visible
-    axes.set_xticks(sorted({int(r.iteration) for r in rows if r.iteration != CONTROL}))
+    axes.set_xticks(sorted({label_iteration(r.iteration) for r in rows}))
     axes.set_title(title)
     axes.grid(alpha=0.3)
     axes.legend()
@@ -339,6 +406,16 @@ def report_figure(rows: list[Row], *, title: str) -> Figure:
         draw_task_types(panels[1], bars, error="± standard error")
     figure.tight_layout()
     return figure
+
+
+_SIDE_MARKERS = ("*", "D", "s", "^", "v", "P", "X")
+
+
+def side_markers(labels: Iterable[str]) -> dict[str, str]:
+    """A marker for each model off the line of iterations (the control, the variants): a plot
+    draws them as points beside their iteration."""
+    sides = dict.fromkeys(label for label in labels if not is_iteration(label))
+    return {label: _SIDE_MARKERS[n % len(_SIDE_MARKERS)] for n, label in enumerate(sides)}
 
 
 @dataclass(frozen=True)
@@ -373,9 +450,12 @@ def draw_task_types(axes: Any, bars: list[TypeBar], *, error: str) -> None:
     axes.legend(fontsize=8)
 
 
-def model_label(iteration: str) -> str:
-    """How a report names a model: ``iteration 1``, ``control``."""
-    return iteration if iteration == CONTROL else f"iteration {iteration}"
+def model_label(label: str) -> str:
+    """How a report names a model: ``iteration 1``, ``control``, ``iteration 1 dpo``."""
+    if label == CONTROL:
+        return label
+    name = label_variant(label)
+    return f"iteration {label_iteration(label)}" + (f" {name}" if name else "")
 
 
 def type_label(env: str, task_type: str, typed_envs: set[str]) -> str:

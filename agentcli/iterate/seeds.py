@@ -41,10 +41,15 @@ from agentcli.iterate.report import (
     action_kind_records,
     draw_task_types,
     end_records,
+    is_iteration,
+    label_iteration,
+    label_variant,
     model_label,
     paired_comparisons,
     read_report,
+    record_label,
     row_record,
+    side_markers,
     task_type_records,
     type_label,
 )
@@ -66,7 +71,7 @@ class SeedReport:
 class Spread:
     """One model's success in one env across seeds."""
 
-    iteration: str  # "0", "1", ... or "control"
+    iteration: str  # the model's label: "0", "1", ..., "control", "1:dpo" (a variant of 1)
     env: str
     seeds: int
     mean: float
@@ -167,7 +172,8 @@ def sweep_document(sweep: Sweep) -> dict[str, Any]:
 def sweep_csv(sweep: Sweep) -> str:
     """A line per seed, model and env, then one per model and env across the seeds
     (``seed`` empty, ``seeds`` the count), with the mean success and its spread."""
-    columns = ["seed", "iteration", "control", "env", "items", "success_rate", "success_se"]
+    columns = ["seed", "iteration", "control", "variant", "env", "items", "success_rate"]
+    columns += ["success_se"]
     columns += ["seeds", "success_sd", "success_min", "success_max"]
     table = io.StringIO()
     writer = csv.DictWriter(table, fieldnames=columns, lineterminator="\n", extrasaction="ignore")
@@ -183,8 +189,9 @@ def sweep_csv(sweep: Sweep) -> str:
 
 def _spread_record(spread: Spread) -> dict[str, Any]:
     return {
-        "iteration": 1 if spread.iteration == CONTROL else int(spread.iteration),
+        "iteration": label_iteration(spread.iteration),
         "control": spread.iteration == CONTROL,
+        "variant": label_variant(spread.iteration),
         "env": spread.env,
         "seeds": spread.seeds,
         "success_mean": spread.mean,
@@ -308,8 +315,9 @@ def plot_sweep(sweep: Sweep, path: Path) -> None:
 
 
 def sweep_figure(sweep: Sweep) -> Figure:
-    """Success per iteration, one colour per env: each seed a faint line (the control a faint
-    star), their mean a bold one with the sample deviation across seeds as error bars."""
+    """Success per iteration, one colour per env: each seed a faint line (the control and the
+    variants faint markers), their mean a bold one with the sample deviation across seeds as
+    error bars."""
     import matplotlib
 
     matplotlib.use("Agg")  # files only: no display, no GUI toolkit
@@ -324,8 +332,9 @@ def sweep_figure(sweep: Sweep) -> Figure:
     figure, panels = plt.subplots(1, 2 if bars else 1, figsize=(12 if bars else 6, 4.5))
     axes = panels[0] if bars else panels
     envs = list(dict.fromkeys(s.env for s in sweep.spreads))
+    markers = side_markers(s.iteration for s in sweep.spreads)
     for env in envs:
-        line = [s for s in sweep.spreads if s.env == env and s.iteration != CONTROL]
+        line = [s for s in sweep.spreads if s.env == env and is_iteration(s.iteration)]
         drawn = axes.errorbar(
             [int(s.iteration) for s in line], [100 * s.mean for s in line],
             yerr=[100 * (s.sd or 0.0) for s in line], marker="o", capsize=3, linewidth=2,
@@ -333,24 +342,26 @@ def sweep_figure(sweep: Sweep) -> Figure:
         )  # fmt: skip
         colour = drawn.lines[0].get_color()
         for report in sweep.seeds:
-            rows = [r for r in report.rows if r.env == env and r.iteration != CONTROL]
+            rows = [r for r in report.rows if r.env == env and is_iteration(r.iteration)]
             axes.plot([int(r.iteration) for r in rows], [100 * r.success_rate for r in rows],
                       color=colour, alpha=0.3, linewidth=1)  # fmt: skip
             for row in report.rows:
-                if row.env == env and row.iteration == CONTROL:
-                    axes.plot([1], [100 * row.success_rate], marker="*", color=colour,
-                              alpha=0.3, linestyle="none")  # fmt: skip
+                if row.env == env and row.iteration in markers:
+                    axes.plot([label_iteration(row.iteration)], [100 * row.success_rate],
+                              marker=markers[row.iteration], color=colour, alpha=0.3,
+                              linestyle="none")  # fmt: skip
         for spread in sweep.spreads:
-            if spread.env == env and spread.iteration == CONTROL:
+            if spread.env == env and spread.iteration in markers:
                 axes.errorbar(
-                    [1], [100 * spread.mean], yerr=[100 * (spread.sd or 0.0)], marker="*",
-                    markersize=12, capsize=3, linestyle="none", color=colour,
-                    label=f"{env} control", zorder=3,
+                    [label_iteration(spread.iteration)], [100 * spread.mean],
+                    yerr=[100 * (spread.sd or 0.0)], marker=markers[spread.iteration],
+                    markersize=10, capsize=3, linestyle="none", color=colour,
+                    label=f"{env} {model_label(spread.iteration)}", zorder=3,
                 )  # fmt: skip
     axes.set_xlabel("iteration")
     axes.set_ylabel("success (%): seeds, their mean ± sd")
     axes.set_ylim(-3, 103)
-    axes.set_xticks(sorted({int(s.iteration) for s in sweep.spreads if s.iteration != CONTROL}))
+    axes.set_xticks(sorted({label_iteration(s.iteration) for s in sweep.spreads}))
     axes.set_title(f"{sweep.run.name}: seeds {', '.join(str(r.seed) for r in sweep.seeds)}")
     axes.grid(alpha=0.3)
     axes.legend()
@@ -388,11 +399,12 @@ def read_published(path: Path) -> Published:
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
         success = {
-            (_label(row), row["env"], row["seed"]): row["success_rate"] for row in document["rows"]
+            (record_label(row), row["env"], row["seed"]): row["success_rate"]
+            for row in document["rows"]
         }
         spreads = {
-            (_label(row), row["env"]): Spread(
-                _label(row),
+            (record_label(row), row["env"]): Spread(
+                record_label(row),
                 row["env"],
                 row["seeds"],
                 row["success_mean"],
@@ -435,7 +447,3 @@ def other_machine_note(published: Published) -> str | None:
         " numbers on the same kind; on another, training's floating-point sums differ, and the"
         " models trained after iteration 0 can differ by a few points"
     )
-
-
-def _label(record: dict[str, Any]) -> str:
-    return CONTROL if record["control"] else str(record["iteration"])

@@ -17,9 +17,8 @@ from agentcli.iterate.config import BuiltStudent, IterateConfig
 from agentcli.iterate.runner import Stage
 from agentcli.policy.engine_server import ENGINES
 from agentcli.rollout import RolloutConfig
-from agentcli.run_layout import RunLayout
 from agentcli.teacher.stages import AnnotateConfig, CorrectConfig, ExtractStateConfig
-from agentcli.train.config import SUMMARY_NAME, TrainConfig
+from agentcli.train.config import TrainConfig
 
 
 class Progress(Protocol):
@@ -29,37 +28,33 @@ class Progress(Protocol):
 
 
 def iteration_stages(config: IterateConfig, progress: Progress) -> list[Stage]:
-    """Every stage of ``config.iter``, in the order they run."""
+    """Every stage of ``config.iter``, in the order they run: what the iteration learns from,
+    its model, the control's (iteration 1), then each variant's."""
     plan = _Plan(config, progress)
     k = config.iter
+    variants = {name: config.variant(name) for name in config.variants}
+    stages = []
     if k == 0:
-        stages = [] if isinstance(config.model, Path) else [plan.student(config.model)]
+        stages += [] if isinstance(config.model, Path) else [plan.student(config.model)]
         stages += [plan.collect(env, control=False) for env in config.envs]
         if config.annotate:
             stages += [plan.annotate(env, control=False) for env in config.envs]
         if config.extract_state:
             stages += [plan.extract_state(env) for env in config.envs]
-        start = config.start_model
-    elif config.method == "grpo":  # it plays its own episodes: no rollout, corrections, data
-        return [plan.grpo(config.layout.model(k - 1))] + [
-            plan.eval(env, control=False) for env in config.envs
-        ]
-    else:
-        stages = [plan.rollout(env) for env in config.envs]
+    elif any(c.method != "grpo" for c in (config, *variants.values())):
+        # grpo plays its own episodes: no rollout and corrections unless another learns them
+        stages += [plan.rollout(env) for env in config.envs]
         stages += [plan.correct(env) for env in config.envs]
-        start = (
-            config.layout.model(k - 1) if config.train_from == "previous" else config.start_model
-        )
-    stages.append(plan.build_data(control=False))
-    stages.append(plan.train(start, control=False))
-    stages += [plan.eval(env, control=False) for env in config.envs]
+    stages += plan.model_stages()
     if k == 1 and config.control:
         stages += [plan.collect(env, control=True) for env in config.envs]
         if config.annotate:
             stages += [plan.annotate(env, control=True) for env in config.envs]
         stages.append(plan.build_data(control=True))
-        stages.append(plan.train(start, control=True))  # from where iteration 1 starts
+        stages.append(plan.train(plan.start, control=True))  # from where iteration 1 starts
         stages += [plan.eval(env, control=True) for env in config.envs]
+    for name, variant in variants.items():
+        stages += _Plan(variant, progress, variant=name).model_stages()
     return stages
 
 
@@ -69,11 +64,31 @@ _NO_CORPUS = {"corpus", "corpus_items"}
 class _Plan:
     """Builds each stage's config (validated now, before anything runs) and its work."""
 
-    def __init__(self, config: IterateConfig, progress: Progress) -> None:
+    def __init__(
+        self, config: IterateConfig, progress: Progress, *, variant: str | None = None
+    ) -> None:
         self.config = config
         self.layout = config.layout
         self.progress = progress
         self.k = config.iter
+        self.variant = variant  # None: the iteration's own model (or its control)
+
+    @property
+    def start(self) -> Path:
+        """The model this iteration's training starts from."""
+        k, config = self.k, self.config
+        if k == 0 or config.train_from == "start":
+            return config.start_model
+        return self.layout.model(k - 1)
+
+    def model_stages(self) -> list[Stage]:
+        """Train the plan's model (the iteration's, or its variant's) from where the iteration
+        starts, then evaluate it on each env."""
+        if self.config.method == "grpo":  # it plays its own episodes from the last model
+            stages = [self.grpo(self.layout.model(self.k - 1))]
+        else:
+            stages = [self.build_data(control=False), self.train(self.start, control=False)]
+        return stages + [self.eval(env, control=False) for env in self.config.envs]
 
     def student(self, built: BuiltStudent) -> Stage:
         """The model iteration 0 starts from, initialised with the run's seed."""
@@ -207,12 +222,11 @@ class _Plan:
     def eval(self, env: str, *, control: bool) -> Stage:
         from agentcli.evaluate import evaluate
 
-        where = self.layout.env(env)
-        model = self.layout.control_model if control else self.layout.model(self.k)
+        model = self._model(control=control)
         rollout = self._rollout_config(
             env,
             self.config.eval,
-            out=where.control_eval if control else where.eval(self.k),
+            out=self._eval(env, control=control),
             policy=self._student(self.config.eval.policy, model),
             section="eval",
         )
@@ -226,7 +240,7 @@ class _Plan:
             )
 
         return self._stage(
-            "control-eval" if control else "eval",
+            self._name("eval", control=control),
             rollout,
             inputs=[model],
             outputs=[rollout.out],
@@ -240,7 +254,7 @@ class _Plan:
         """Each environment's training set, mixed into one file."""
         from agentcli.data.build import training_set, write_training_set
 
-        out = self.layout.control_data if control else self.layout.data(self.k)
+        out = self._data(control=control)
         configs = {
             env: validate_config(
                 BuildDataConfig,
@@ -283,7 +297,7 @@ class _Plan:
             if control:
                 inputs += [where.control_demos, where.control_annotated_demos]
         return Stage(
-            name="control-build-data" if control else "build-data",
+            name=self._name("build-data", control=control),
             iteration=self.k,
             config={env: config_as_data(config) for env, config in configs.items()},
             inputs=inputs,
@@ -294,15 +308,12 @@ class _Plan:
     def train(self, start: Path, *, control: bool) -> Stage:
         from agentcli.train.launch import train
 
-        data = self.layout.control_data if control else self.layout.data(self.k)
+        data = self._data(control=control)
         # dpo renders whole pairs with the chat template: the section's rendering is for the
         # run's bc/sft iterations (grpo's stage leaves it out likewise)
         dpo = self.config.method == "dpo"
         settings = self.config.train.model_dump(exclude={"rendering"} if dpo else None)
-        settings["hyperparameters"]["seed"] = self.config.seed
-        if control and settings["hyperparameters"]["run_name"]:
-            # iteration 1's settings, iteration 1's run name: in a tracker, a run of its own
-            settings["hyperparameters"]["run_name"] += "-control"
+        self._seed_and_name(settings["hyperparameters"], control=control)
         config = validate_config(
             TrainConfig,
             {
@@ -310,7 +321,7 @@ class _Plan:
                 "method": self.config.method,
                 "data": data / FILE_NAMES[self.config.method],
                 "model": start,
-                "out": self.layout.control_model if control else self.layout.model(self.k),
+                "out": self._model(control=control),
                 "resume": True,  # an interrupted train continues from its last checkpoint
             },
             source="the train section",
@@ -320,7 +331,7 @@ class _Plan:
             return train(config).line() + f" → {config.out}"
 
         return self._stage(
-            "control-train" if control else "train",
+            self._name("train", control=control),
             config,
             inputs=[config.data, start],
             outputs=[config.out],
@@ -341,14 +352,14 @@ class _Plan:
         # what the train section says (unset: grpo's own defaults, e.g. a step of one group),
         # less bc/sft's rendering
         settings = self.config.train.model_dump(exclude_unset=True, exclude={"rendering"})
-        settings.setdefault("hyperparameters", {})["seed"] = self.config.seed
+        self._seed_and_name(settings.setdefault("hyperparameters", {}), control=False)
         config = validate_config(
             TrainConfig,
             {
                 **settings,
                 "method": "grpo",
                 "model": start,
-                "out": self.layout.model(self.k),
+                "out": self._model(control=False),
                 "resume": True,  # an interrupted train continues from its last checkpoint
                 "grpo": {
                     **self.config.grpo.model_dump(),
@@ -363,9 +374,53 @@ class _Plan:
         def run() -> str:
             return train(config).line() + f" → {config.out}"
 
-        return self._stage("train", config, inputs=[start], outputs=[config.out], run=run)
+        return self._stage(
+            self._name("train", control=False),
+            config,
+            inputs=[start],
+            outputs=[config.out],
+            run=run,
+        )
 
     # --- helpers -----------------------------------------------------------------------------
+
+    def _by(self, *, control: bool) -> str | None:
+        """Whose model a stage makes: the control's, the variant's, None: the iteration's."""
+        return "control" if control else self.variant
+
+    def _name(self, stage: str, *, control: bool) -> str:
+        by = self._by(control=control)
+        return f"{by}-{stage}" if by else stage
+
+    def _seed_and_name(self, hyperparameters: dict[str, Any], *, control: bool) -> None:
+        """The run's seed; the control's and a variant's tracker run named apart from the
+        iteration's (its settings, so its run name)."""
+        hyperparameters["seed"] = self.config.seed
+        by = self._by(control=control)
+        if by and hyperparameters.get("run_name"):
+            hyperparameters["run_name"] += f"-{by}"
+
+    def _data(self, *, control: bool) -> Path:
+        if control:
+            return self.layout.control_data
+        if self.variant:
+            return self.layout.variant_data(self.k, self.variant)
+        return self.layout.data(self.k)
+
+    def _model(self, *, control: bool) -> Path:
+        if control:
+            return self.layout.control_model
+        if self.variant:
+            return self.layout.variant_model(self.k, self.variant)
+        return self.layout.model(self.k)
+
+    def _eval(self, env: str, *, control: bool) -> Path:
+        where = self.layout.env(env)
+        if control:
+            return where.control_eval
+        if self.variant:
+            return where.variant_eval(self.k, self.variant)
+        return where.eval(self.k)
 
     def _stage(
         self,
@@ -450,12 +505,6 @@ class _Plan:
         failed = f", {stats.failed} failed (see {stats.failures})" if stats.failed else ""
         spent = f", ${stats.spent:.4f} spent" if stats.calls is not None else ""
         return f"{config.env}: {stats.done + stats.skipped} done{failed}{spent} → {stats.output}"
-
-
-def train_summary_path(layout: RunLayout, iteration: int | None) -> Path:
-    """Where iteration ``iteration``'s (None: the control's) training wrote its summary."""
-    model = layout.control_model if iteration is None else layout.model(iteration)
-    return model / SUMMARY_NAME
 
 
 def no_progress(stage: str, done: int, total: int | None) -> None:

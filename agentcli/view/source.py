@@ -39,7 +39,7 @@ class Dataset:
     label: str  # what it is, in words: "model 0 on held-out items"
     role: str  # demos, annotated demos, rollout, corrections, eval, control demos, ...
     env: str | None = None
-    iteration: str | None = None  # "0", "1", … or "control"; None outside a run
+    iteration: str | None = None  # "0", "1", …, "control", "1:dpo"; None outside a run
     corrections: Path | None = None  # episodes: the teacher's corrections of them
     episodes: Path | None = None  # corrections: the episodes they correct
     privileged: Path | None = None  # the env's privileged state, where the run has it
@@ -182,6 +182,11 @@ def _layout_datasets(
         evaluated = layout.eval(k) / EPISODES_FILE
         add(evaluated, f"model {k} on held-out items", "eval", str(k),
             metrics=layout.eval(k) / "metrics.json")  # fmt: skip
+        variants = layout.iteration(k) / "variants"  # a variant's folders are made by its stages
+        for name in sorted(f.name for f in variants.iterdir()) if variants.is_dir() else []:
+            evaluated = layout.variant_eval(k, name)
+            add(evaluated / EPISODES_FILE, f"model {k} {name} on held-out items", "eval",
+                f"{k}:{name}", metrics=evaluated / "metrics.json")  # fmt: skip
     add(layout.control_demos, "the expert on model 0's rollout items", "control demos", CONTROL)
     add(layout.control_annotated_demos, "the expert on model 0's rollout items, annotated",
         "control annotated demos", CONTROL)  # fmt: skip
@@ -192,7 +197,12 @@ def _layout_datasets(
 
 
 def _iteration_position(label: str | None) -> float:
-    return 1.5 if label == CONTROL else int(label or 0)
+    """Where a model's files come in a run's list: its iteration's, the control's after
+    iteration 1's, a variant's (``1:dpo``) after its iteration's and the control's."""
+    if label == CONTROL:
+        return 1.5
+    k, variant, _ = (label or "0").partition(":")
+    return int(k) + (0.7 if variant else 0)
 
 
 def _file_dataset(path: Path, label: str | None = None) -> tuple[Dataset, Root]:

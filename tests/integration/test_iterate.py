@@ -1,7 +1,8 @@
 """The whole loop on the tiny model: two iterations and the control of a reduced quickstart
 (tests/fixtures/iterate-tiny.yaml), killed with SIGKILL in the middle of iteration 1's
 training, then rerun: it finishes without redoing any earlier stage, whose files stay
-byte-identical, and writes the run's report, which ``report`` prints."""
+byte-identical, and writes the run's report, which ``report`` prints. A variant added to
+iteration 1 afterwards runs alone and joins the report."""
 
 from __future__ import annotations
 
@@ -123,3 +124,21 @@ def test_iterate_survives_a_kill_during_training_and_report_draws_it(tiny_model,
         assert f"textcraft: iteration 1 − {baseline}: " in stdout
     assert stdout.count("(paired over 3 items: ") == 2
     assert (run / "report.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+    # a variant added to the finished run: its stages run, on iteration 1's corrections and
+    # items, and nothing that ran is redone
+    variant = agentgym(*command, "iterations.1.variants={dpo: {method: dpo}}")
+    stdout, stderr = variant.communicate(timeout=300)
+    assert variant.returncode == 0, stderr[-3000:]
+    assert "iteration 1: 3 stages run, 10 skipped" in stdout
+    assert "dpo textcraft: success" in stdout
+    assert list(stages(run)) == [*STAGES, "iter1/dpo-build-data", "iter1/dpo-train",
+                                 "iter1/dpo-eval/textcraft"]  # fmt: skip
+    assert all(stages(run)[key] == after[key] for key in STAGES)
+    report = agentgym("report", str(run))
+    stdout, stderr = report.communicate(timeout=120)
+    assert report.returncode == 0, stderr
+    assert "textcraft: iteration 1 dpo − iteration 1: " in stdout
+    assert "textcraft: iteration 1 dpo − iteration 0: " in stdout
+    written = json.loads((run / "report.json").read_text())
+    assert [(r["iteration"], r["variant"]) for r in written["rows"]][-1] == (1, "dpo")

@@ -221,6 +221,68 @@ def test_a_grpo_iteration_trains_from_the_last_model_and_evaluates(config_file, 
             keys(resolve(config_file, iteration, overrides=(*overrides, *extra))[0])
 
 
+def test_variants_train_from_where_their_iteration_starts_and_evaluate_on_its_items(
+    config_file, tmp_path
+):
+    rl = "{method: grpo, train: {hyperparameters: {learning_rate: 1.0e-4}}}"
+    variants = f"{{dpo: {{method: dpo}}, rl-from-0: {rl}}}"
+    overrides = ("control=true", f"iterations={{1: {{variants: {variants}}}}}")
+    config = resolve(config_file, 1, overrides=overrides)[0]
+    assert keys(config)[-6:] == [
+        "iter1/control-eval/textcraft",
+        "iter1/dpo-build-data", "iter1/dpo-train", "iter1/dpo-eval/textcraft",
+        "iter1/rl-from-0-train", "iter1/rl-from-0-eval/textcraft",
+    ]  # fmt: skip
+    stages = {stage.key: stage for stage in iteration_stages(config, lambda *_: None)}
+    run, variant = tmp_path / "run" / "seed0", tmp_path / "run" / "seed0" / "iter1" / "variants"
+    own, dpo = stages["iter1/train"].config, stages["iter1/dpo-train"].config
+    assert (dpo["method"], dpo["model"]) == ("dpo", own["model"])
+    assert dpo["data"] == str(variant / "dpo" / "data" / "dpo.jsonl")
+    assert dpo["out"] == str(variant / "dpo" / "model")
+    # the iteration's settings, but for what the variant sets; a tracker run of its own
+    assert dpo["hyperparameters"]["num_train_epochs"] == 3
+    assert dpo["hyperparameters"]["run_name"] == "iter1-dpo"
+    data = stages["iter1/dpo-build-data"]
+    assert data.inputs == stages["iter1/build-data"].inputs  # the iteration's corrections
+    assert data.config["textcraft"]["method"] == "dpo"
+    rl = stages["iter1/rl-from-0-train"].config
+    assert (rl["method"], rl["model"]) == ("grpo", str(run / "iter0" / "model"))
+    assert rl["hyperparameters"]["learning_rate"] == 1.0e-4
+    evaluated = stages["iter1/rl-from-0-eval/textcraft"].config
+    assert evaluated["policy"]["model"] == str(variant / "rl-from-0" / "model")
+    assert evaluated["out"] == str(run / "textcraft" / "iter1" / "variants" / "rl-from-0" / "eval")
+    same = ("split", "limit", "skip", "max_rounds")
+    assert {k: evaluated[k] for k in same} == {
+        k: stages["iter1/eval/textcraft"].config[k] for k in same
+    }
+
+
+def test_a_grpo_iteration_still_rolls_out_for_a_variant_that_learns_corrections(config_file):
+    overrides = ("iterations={2: {method: grpo, variants: {sft: {method: sft}}}}",)
+    config = resolve(config_file, 2, overrides=overrides)[0]
+    assert keys(config) == [
+        "iter2/rollout/textcraft", "iter2/correct/textcraft", "iter2/train",
+        "iter2/eval/textcraft", "iter2/sft-build-data", "iter2/sft-train",
+        "iter2/sft-eval/textcraft",
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("variants", "message"),
+    [
+        ("{control: {method: dpo}}", "variants.control: name a variant in lower case"),
+        ("{Big: {method: dpo}}", "variants.Big: name a variant"),
+        ("{dpo: {eval: {limit: 3}}}", "variants.dpo sets eval: a variant learns from its"),
+        ("{rl: {method: grpo, train_from: start}}", "set train_from: previous for a grpo"),
+    ],
+)
+def test_a_bad_variant_is_one_line(config_file, variants, message):
+    overrides = (f"iterations={{1: {{variants: {variants}}}}}",)
+    with pytest.raises(ConfigError, match=message) as error:
+        keys(resolve(config_file, 1, overrides=overrides)[0])
+    assert "\n" not in str(error.value)
+
+
 def test_the_runs_seed_seeds_every_stage_in_a_folder_of_its_own(config_file, tmp_path):
     built = ("model={tiny: {hidden: 32, layers: 1}}", "control=true")
     first, second = resolve_iterations(config_file, [0, 1], list(built), seeds=[3])

@@ -182,14 +182,50 @@ def test_the_report_files_hold_every_row_and_its_comparisons(tmp_path):
     document = json.loads((layout.root / "report.json").read_text())
     assert [row["iteration"] for row in document["rows"]] == [0, 0, 1, 1, 1, 1]
     assert document["rows"][5] == {
-        "seed": 0, "iteration": 1, "control": True, "env": "babyai", "split": "test", "items": 100,
-        "success_rate": 0.45, "success_se": pytest.approx((0.45 * 0.55 / 100) ** 0.5),
+        "seed": 0, "iteration": 1, "control": True, "variant": None, "env": "babyai",
+        "split": "test", "items": 100, "success_rate": 0.45,
+        "success_se": pytest.approx((0.45 * 0.55 / 100) ** 0.5),
         "mean_score": 0.45, "score_se": 0.05, "mean_steps": 7.5, "train_steps": 20,
         "tokens_trained": None, "teacher_cost": 0.0, "model": "model-control",
     }  # fmt: skip
     pairs = [(c["env"], c["model"], c["baseline"], c["items"]) for c in document["comparisons"]]
     assert pairs == [("babyai", "1", "0", 6), ("babyai", "1", "control", 6)]
     assert (layout.root / "report.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_variant_is_a_row_after_its_iteration_paired_with_it_and_the_previous_one(tmp_path):
+    layout = make_run(tmp_path / "run")
+    manifest = Manifest(layout.manifest)
+    manifest.iterations["1"]["config"]["variants"] = {"dpo": {"method": "dpo"}}
+    manifest.save()
+    layout.variant_model(1, "dpo").mkdir(parents=True)
+    (layout.variant_model(1, "dpo") / "train_summary.json").write_text('{"global_step": 7}')
+    where = layout.env("babyai")
+    _evaluated(where.eval(0), [0, 0, 1, 1, 0, 0])
+    _evaluated(where.eval(1), [1, 1, 1, 0, 1, 0])
+    folder = where.variant_eval(1, "dpo")
+    write_metrics(
+        [Metrics("babyai", "all", 6, 0.5, 0.5, 7.0, 0, 0.2, 0.2)], folder, {"split": "test"}
+    )
+    _evaluated(folder, [1, 0, 0, 0, 1, 1])
+    rows, comparisons = write_report(layout.root)
+
+    assert [(row.iteration, row.env, row.train_steps) for row in rows][-3:] == [
+        ("control", "textcraft", 20), ("control", "babyai", 20), ("1:dpo", "babyai", 7),
+    ]  # fmt: skip
+    found = {(c.model, c.baseline): c.difference for c in comparisons}
+    # against iteration 1: 0, -1, -1, 0, 0, 1; against iteration 0: 1, 0, -1, -1, 1, 1
+    assert found[("1:dpo", "1")] == pytest.approx(-1 / 6)
+    assert found[("1:dpo", "0")] == pytest.approx(1 / 6)
+    assert ("1:dpo", "control") not in found
+    with (layout.root / "report.csv").open() as file:
+        line = list(csv.DictReader(file))[6]
+    assert (line["iteration"], line["control"], line["variant"]) == ("1", "False", "dpo")
+    assert float(line["vs_iteration_difference"]) == pytest.approx(-1 / 6)
+    assert float(line["vs_previous_difference"]) == pytest.approx(1 / 6)
+    assert line["vs_control_difference"] == ""
+    record = json.loads((layout.root / "report.json").read_text())["rows"][6]
+    assert (record["iteration"], record["control"], record["variant"]) == (1, False, "dpo")
 
 
 def test_each_point_of_the_plot_has_its_standard_error_as_an_error_bar(tmp_path):
