@@ -66,8 +66,11 @@
   }
 
   function iterationName(label) {
+    // a model's label as report.json and the datasets hold it: "1", "control", "1:dpo"
     if (label === null || label === undefined) return "";
-    return label === "control" ? "control" : `iteration ${label}`;
+    if (label === "control") return "control";
+    const [k, variant] = label.split(":");
+    return variant ? `iteration ${k} ${variant}` : `iteration ${k}`;
   }
 
   // --- the data: from the server, or from the exported scripts ----------------------------
@@ -179,11 +182,12 @@
     if (!report.rows.length) return h("section", {}, h("h2", {}, "Results"), h("p", { class: "muted" }, report.note));
     const paid = report.rows.some((row) => row.teacher_cost > 0); // the oracle costs nothing
     const columns = ["iteration", "env", "items", "success", "score", "steps", "trained steps", paid ? "teacher $" : null];
-    // rows as report.json holds them: the control is iteration 1's, marked "control"
+    // rows as report.json holds them: the control is iteration 1's, marked "control"; a
+    // variant is its iteration's, named in "variant"
     const table = h("table", { class: "results" },
       h("thead", {}, h("tr", {}, columns.filter(Boolean).map((c) => h("th", {}, c)))),
       h("tbody", {}, report.rows.map((row) => h("tr", { class: row.control ? "control" : "" },
-        h("td", {}, row.control ? "control" : iterationName(String(row.iteration))),
+        h("td", {}, row.control ? "control" : iterationName(row.variant ? `${row.iteration}:${row.variant}` : String(row.iteration))),
         h("td", {}, row.env, row.split ? h("span", { class: "muted small" }, ` · ${row.split}`) : null),
         h("td", { class: "num" }, count(row.items)),
         successCell(row.success_rate, row.success_se),

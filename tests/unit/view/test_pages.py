@@ -56,6 +56,20 @@ def test_a_run_lists_its_files_by_iteration_with_the_control_after_iteration_1(t
     assert rollout.privileged is not None
 
 
+def test_a_variants_eval_comes_after_its_iteration_and_the_control(tmp_path):
+    layout = make_run(tmp_path / "run")
+    folder = layout.env(ENV).variant_eval(1, "dpo")
+    evaluated = [episode(i, success=True) for i in (1, 2)]
+    write_records(folder / "episodes.jsonl", evaluated)
+    write_metrics(compute_metrics(evaluated), folder)
+    datasets = open_source(layout.root).datasets
+    assert [(d.iteration, d.role) for d in datasets][-3:] == [
+        ("1", "eval"), ("control", "eval"), ("1:dpo", "eval"),
+    ]  # fmt: skip
+    assert datasets[-1].id == "babyai/iter1/variants/dpo/eval/episodes.jsonl"
+    assert datasets[-1].metrics == folder / "metrics.json"
+
+
 def test_a_file_in_a_run_finds_its_neighbours_and_a_folder_its_metrics(tmp_path):
     layout = make_run(tmp_path / "run").env(ENV)
     alone = open_source(layout.rollout(0)).datasets[0]
