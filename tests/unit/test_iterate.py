@@ -257,6 +257,17 @@ def test_variants_train_from_where_their_iteration_starts_and_evaluate_on_its_it
     }
 
 
+def test_a_variant_of_iteration_zero_learns_the_demos_by_another_method(config_file, tmp_path):
+    config = resolve(config_file, 0, overrides=("variants={bc: {method: bc}}",))[0]
+    assert keys(config)[-3:] == ["iter0/bc-build-data", "iter0/bc-train", "iter0/bc-eval/textcraft"]
+    stages = {stage.key: stage for stage in iteration_stages(config, lambda *_: None)}
+    bc = stages["iter0/bc-train"].config
+    assert (bc["method"], bc["model"]) == ("bc", "models/tiny")
+    assert bc["data"] == str(
+        tmp_path / "run" / "seed0" / "iter0" / "variants" / "bc" / "data" / "bc.json"
+    )
+
+
 def test_a_grpo_iteration_still_rolls_out_for_a_variant_that_learns_corrections(config_file):
     overrides = ("iterations={2: {method: grpo, variants: {sft: {method: sft}}}}",)
     config = resolve(config_file, 2, overrides=overrides)[0]
