@@ -84,8 +84,8 @@ class _Plan:
     def model_stages(self) -> list[Stage]:
         """Train the plan's model (the iteration's, or its variant's) from where the iteration
         starts, then evaluate it on each env."""
-        if self.config.method == "grpo":  # it plays its own episodes from the last model
-            stages = [self.grpo(self.layout.model(self.k - 1))]
+        if self.config.method == "grpo":  # it plays its own episodes: no data to build
+            stages = [self.grpo(self.start)]
         else:
             stages = [self.build_data(control=False), self.train(self.start, control=False)]
         return stages + [self.eval(env, control=False) for env in self.config.envs]
