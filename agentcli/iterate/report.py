@@ -389,9 +389,10 @@ def report_figure(rows: list[Row], *, title: str) -> Figure:
         )  # fmt: skip
         for row in rows:
             if row.env == env and row.iteration in markers:
+                marker, x = markers[row.iteration]
                 axes.errorbar(
-                    [label_iteration(row.iteration)], [100 * row.success_rate],
-                    yerr=[100 * row.success_se], marker=markers[row.iteration], markersize=10,
+                    [x], [100 * row.success_rate],
+                    yerr=[100 * row.success_se], marker=marker, markersize=10,
                     capsize=3, linestyle="none", color=drawn.lines[0].get_color(),
                     label=f"{env} {model_label(row.iteration)}", zorder=3,
                 )  # fmt: skip
@@ -411,11 +412,15 @@ def report_figure(rows: list[Row], *, title: str) -> Figure:
 _SIDE_MARKERS = ("*", "D", "s", "^", "v", "P", "X")
 
 
-def side_markers(labels: Iterable[str]) -> dict[str, str]:
-    """A marker for each model off the line of iterations (the control, the variants): a plot
-    draws them as points beside their iteration."""
+def side_markers(labels: Iterable[str]) -> dict[str, tuple[str, float]]:
+    """A marker and an x for each model off the line of iterations (the control, the
+    variants): a plot draws them as points beside their iteration, each a little to its
+    right so that two of one iteration do not hide each other."""
     sides = dict.fromkeys(label for label in labels if not is_iteration(label))
-    return {label: _SIDE_MARKERS[n % len(_SIDE_MARKERS)] for n, label in enumerate(sides)}
+    return {
+        label: (_SIDE_MARKERS[n % len(_SIDE_MARKERS)], label_iteration(label) + 0.06 * (n + 1))
+        for n, label in enumerate(sides)
+    }
 
 
 @dataclass(frozen=True)

@@ -347,14 +347,14 @@ def sweep_figure(sweep: Sweep) -> Figure:
                       color=colour, alpha=0.3, linewidth=1)  # fmt: skip
             for row in report.rows:
                 if row.env == env and row.iteration in markers:
-                    axes.plot([label_iteration(row.iteration)], [100 * row.success_rate],
-                              marker=markers[row.iteration], color=colour, alpha=0.3,
-                              linestyle="none")  # fmt: skip
+                    marker, x = markers[row.iteration]
+                    axes.plot([x], [100 * row.success_rate], marker=marker, color=colour,
+                              alpha=0.3, linestyle="none")  # fmt: skip
         for spread in sweep.spreads:
             if spread.env == env and spread.iteration in markers:
+                marker, x = markers[spread.iteration]
                 axes.errorbar(
-                    [label_iteration(spread.iteration)], [100 * spread.mean],
-                    yerr=[100 * (spread.sd or 0.0)], marker=markers[spread.iteration],
+                    [x], [100 * spread.mean], yerr=[100 * (spread.sd or 0.0)], marker=marker,
                     markersize=10, capsize=3, linestyle="none", color=colour,
                     label=f"{env} {model_label(spread.iteration)}", zorder=3,
                 )  # fmt: skip

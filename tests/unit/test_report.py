@@ -243,7 +243,7 @@ def test_each_point_of_the_plot_has_its_standard_error_as_an_error_bar(tmp_path)
     expected = {}
     for row in rows:
         label = row.env + (" control" if row.iteration == "control" else "")
-        x = 1 if row.iteration == "control" else int(row.iteration)
+        x = 1.06 if row.iteration == "control" else int(row.iteration)  # beside iteration 1
         middle, half = 100 * row.success_rate, 100 * row.success_se
         expected.setdefault(label, []).append((x, middle - half, middle + half))
     assert bars.keys() == {"textcraft", "babyai", "textcraft control", "babyai control"}
