@@ -60,6 +60,7 @@ class Row:
     score_se: float | None = None  # the standard error of mean_score
     model: str | None = None  # the model evaluated: its path in the run, else as metrics.json says
     seed: int | None = None  # the run's seed (None: a run made stage by stage, by hand)
+    method: str | None = None  # how the model was trained: bc, sft, dpo, grpo (None: unknown)
     # success per task type, where the env sorts its items into types (``EnvSpec.categories``:
     # alfworld's six, sciworld's tasks, babyai's levels); empty where it does not
     task_types: tuple[TaskType, ...] = ()
@@ -141,10 +142,12 @@ def read_report(run: Path) -> list[Row]:
     costs = _teacher_costs(manifest, layout)
     rows = []
     for k in sorted(int(key) for key in manifest.iterations):
-        variants = manifest.iterations[str(k)]["config"].get("variants") or {}
-        labels = [str(k), *([CONTROL] if k == 1 else [])]
-        labels += [variant_label(k, name) for name in variants]
-        for label in labels:
+        config = manifest.iterations[str(k)]["config"]
+        method = config.get("method")  # the control learns as its iteration does
+        methods = {str(k): method, **({CONTROL: method} if k == 1 else {})}
+        for name, settings in (config.get("variants") or {}).items():
+            methods[variant_label(k, name)] = settings.get("method", method)
+        for label, method in methods.items():
             for env in envs:
                 metrics_rows = _json(eval_dir(layout.env(env), label) / "metrics.json") or []
                 metrics = next(
@@ -168,6 +171,7 @@ def read_report(run: Path) -> list[Row]:
                         score_se=metrics.get("score_se"),
                         model=_within(layout.root, metrics.get("model")),
                         seed=manifest.seed,
+                        method=method,
                         task_types=_task_types(metrics_rows, env),
                         action_kinds=metrics.get("action_kinds") or {},
                         ends=metrics.get("ends") or {},
@@ -240,6 +244,7 @@ def row_record(row: Row) -> dict[str, Any]:
     """A row as the report files hold it: the control is iteration 1's (``control`` true)."""
     return {
         **_model_record(row),
+        "method": row.method,
         "items": row.episodes,
         "success_rate": row.success_rate,
         "success_se": row.success_se,

@@ -42,7 +42,8 @@ def make_run(base):
     manifest = Manifest(layout.manifest)
     manifest.seed = 0
     for k in (0, 1):
-        manifest.iterations[str(k)] = {"config": {"run": str(base), "seed": 0, "envs": ENVS}}
+        config = {"run": str(base), "seed": 0, "envs": ENVS, "method": "sft"}
+        manifest.iterations[str(k)] = {"config": config}
         summary = {"steps": 10 * (k + 1), "global_step": 10 * (k + 1), "tokens": 1000 * (k + 1)}
         layout.model(k).mkdir(parents=True)
         (layout.model(k) / "train_summary.json").write_text(json.dumps(summary))
@@ -183,7 +184,7 @@ def test_the_report_files_hold_every_row_and_its_comparisons(tmp_path):
     assert [row["iteration"] for row in document["rows"]] == [0, 0, 1, 1, 1, 1]
     assert document["rows"][5] == {
         "seed": 0, "iteration": 1, "control": True, "variant": None, "env": "babyai",
-        "split": "test", "items": 100, "success_rate": 0.45,
+        "split": "test", "method": "sft", "items": 100, "success_rate": 0.45,
         "success_se": pytest.approx((0.45 * 0.55 / 100) ** 0.5),
         "mean_score": 0.45, "score_se": 0.05, "mean_steps": 7.5, "train_steps": 20,
         "tokens_trained": None, "teacher_cost": 0.0, "model": "model-control",
@@ -226,6 +227,7 @@ def test_a_variant_is_a_row_after_its_iteration_paired_with_it_and_the_previous_
     assert line["vs_control_difference"] == ""
     record = json.loads((layout.root / "report.json").read_text())["rows"][6]
     assert (record["iteration"], record["control"], record["variant"]) == (1, False, "dpo")
+    assert [row.method for row in rows][-3:] == ["sft", "sft", "dpo"]  # the control learns as 1
 
 
 def test_each_point_of_the_plot_has_its_standard_error_as_an_error_bar(tmp_path):
