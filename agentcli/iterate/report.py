@@ -422,10 +422,12 @@ def side_markers(labels: Iterable[str]) -> dict[str, tuple[str, float]]:
     variants): a plot draws them as points beside their iteration, each a little to its
     right so that two of one iteration do not hide each other."""
     sides = dict.fromkeys(label for label in labels if not is_iteration(label))
-    return {
-        label: (_SIDE_MARKERS[n % len(_SIDE_MARKERS)], label_iteration(label) + 0.06 * (n + 1))
-        for n, label in enumerate(sides)
-    }
+    found: dict[str, tuple[str, float]] = {}
+    for n, label in enumerate(sides):
+        k = label_iteration(label)
+        beside = sum(label_iteration(other) == k for other in found)  # of its iteration, before
+        found[label] = (_SIDE_MARKERS[n % len(_SIDE_MARKERS)], k + 0.06 * (beside + 1))
+    return found
 
 
 @dataclass(frozen=True)
