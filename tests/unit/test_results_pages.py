@@ -94,3 +94,28 @@ def test_the_webshop_page_shows_each_models_score_on_300_test_goals_and_its_pair
     assert "<!-- results docs/results/webshop.json seed=0 -->\n" + header in page
     lines = page.split("<!-- results docs/results/webshop.json seed=0 seed-lines -->")[1]
     assert "webshop: iteration 1 − control: " in lines and "; score +" in lines.split("<!--")[0]
+
+
+def test_the_rl_page_shows_each_method_from_the_quickstarts_own_students():
+    """docs/rl.md's table of methods: every model of configs/quickstart-rl.yaml named by the
+    method that trained it, on 300 test items in ≥ 3 seeds, from the students the quickstart's
+    results were measured with (the same seed builds the same one)."""
+    import json
+
+    document = json.loads((ROOT / "docs" / "results" / "quickstart-rl.json").read_text())
+    quickstart = json.loads((ROOT / "docs" / "results" / "quickstart.json").read_text())
+    assert len(document["seeds"]) >= 3
+    assert {(r["env"], r["split"], r["items"]) for r in document["rows"]} == {
+        ("babyai-putnext", "test", 300)
+    }
+    models = {(r["iteration"], r["control"], r["variant"], r["method"]) for r in document["rows"]}
+    assert models == {
+        (0, False, None, "sft"), (1, False, None, "sft"), (1, True, None, "sft"),
+        (1, False, "dpo", "dpo"), (1, False, "gigpo", "grpo"), (2, False, None, "sft"),
+        (2, False, "gigpo", "grpo"),
+    }  # fmt: skip
+    built = {s["seed"]: s["digest"] for s in quickstart["students"]}
+    assert all(built[s["seed"]] == s["digest"] for s in document["students"] if s["seed"] in built)
+    page = (ROOT / "docs" / "rl.md").read_text()
+    assert "<!-- results docs/results/quickstart-rl.json seed=0 -->\n| model |" in page
+    assert "| iteration 2 gigpo − iteration 1 |" in page
