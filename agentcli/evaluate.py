@@ -1,7 +1,7 @@
 """Metrics over Episodes: success rate, mean score and mean steps, per env and per category,
 each rate and mean with its standard error; ``metrics.json`` also names what was evaluated,
-how the episodes ended and, where the env sorts its actions into kinds, how many steps of each
-kind the policy took."""
+how the episodes ended (and how many ran out of rounds in a loop) and, where the env sorts its
+actions into kinds, how many steps of each kind the policy took."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
-from agentcli.common import END_ERROR, EndReason, write_atomic
+from agentcli.common import END_ERROR, END_MAX_ROUNDS, EndReason, write_atomic
 from agentcli.conversation import is_invalid_reply
 from agentcli.data.jsonl import read_records
 from agentcli.envs.base import ActionKinds
@@ -47,9 +47,13 @@ class Metrics:
     # the env sorts its actions into kinds (``EnvSpec.action_kinds``), steps per kind
     ends: dict[str, int] = field(default_factory=dict)
     action_kinds: dict[str, int] = field(default_factory=dict)
+    # of the max_rounds ends, those in a loop (``loop_period``), and of those, the ones that
+    # repeated an action that changed nothing (a period of 1)
+    looped: int = 0
+    stuck: int = 0
 
 
-_JSON_ONLY = ("ends", "action_kinds")  # a count per name: no column of summary.csv
+_JSON_ONLY = ("ends", "action_kinds", "looped", "stuck")  # no column of summary.csv
 SUMMARY_COLUMNS = [name for name in Metrics.__dataclass_fields__ if name not in _JSON_ONLY]
 
 
@@ -65,6 +69,22 @@ def count_ends(episodes: list[Episode]) -> dict[str, int]:
     counts = Counter(episode.meta.get("end_reason") or "unrecorded" for episode in episodes)
     reasons = [*get_args(EndReason), *sorted(set(counts) - set(get_args(EndReason)))]
     return {reason: counts[reason] for reason in reasons}
+
+
+def loop_period(episode: Episode) -> int | None:
+    """How many steps the cycle the episode ran out of rounds in takes: its last action was
+    taken that many steps earlier in the same state (the observation, as the env wrote it);
+    None when the episode did not end so. A student that sees the observation alone and acts
+    greedily in a deterministic env repeats that cycle to the round limit (with more of the
+    history in view, the state recurred all the same); a period of 1 is an action that left
+    the state as it was, repeated."""
+    if episode.meta.get("end_reason") != END_MAX_ROUNDS or not episode.steps:
+        return None
+    last = episode.steps[-1]
+    for period, step in enumerate(reversed(episode.steps[:-1]), start=1):
+        if (step.observation, step.action) == (last.observation, last.action):
+            return period
+    return None
 
 
 def count_action_kinds(episodes: Iterable[Episode], kinds: ActionKinds) -> dict[str, int]:
@@ -86,6 +106,7 @@ def _summarise(
 ) -> Metrics:
     count = len(episodes)
     successes = [float(e.success) for e in episodes]
+    periods = [loop_period(episode) for episode in episodes]
     scores = [e.reward for e in episodes]
     # fsum: the exactly rounded sum, whatever order the episodes finished in (a float sum's
     # last digit follows the order, and concurrent episodes finish in another order each run)
@@ -101,6 +122,8 @@ def _summarise(
         score_se=standard_error(scores),
         ends=count_ends(episodes),
         action_kinds=count_action_kinds(episodes, kinds) if kinds else {},
+        looped=sum(period is not None for period in periods),
+        stuck=periods.count(1),
     )
 
 

@@ -94,8 +94,8 @@ def _name(run: Path) -> str:
 def _show_run(title: str, rows: list[Row], comparisons: list[Comparison]) -> None:
     table = Table(title=title, box=box.SIMPLE_HEAD)
     columns = (
-        "iter", "env", "items", "success", "score", "steps", "trained steps", "tokens",
-        "teacher $",
+        "iter", "env", "items", "success", "score", "steps", "looped", "stuck",
+        "trained steps", "tokens", "teacher $",
     )  # fmt: skip
     for column in columns:
         table.add_column(column, justify="left" if column in ("iter", "env") else "right")
@@ -104,7 +104,8 @@ def _show_run(title: str, rows: list[Row], comparisons: list[Comparison]) -> Non
         table.add_row(
             row.iteration, row.env, str(row.episodes),
             f"{100 * row.success_rate:.1f} ± {100 * row.success_se:.1f}%", score,
-            f"{row.mean_steps:.1f}", _count(row.train_steps), _count(row.tokens_trained),
+            f"{row.mean_steps:.1f}", _count(row.looped), _count(row.stuck),
+            _count(row.train_steps), _count(row.tokens_trained),
             f"{row.teacher_cost:.4f}",
         )  # fmt: skip
     stdout.print(table)

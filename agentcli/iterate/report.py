@@ -69,6 +69,10 @@ class Row:
     # (done, max_rounds, ...); both empty where the eval's metrics.json does not say
     action_kinds: dict[str, int] = field(default_factory=dict)
     ends: dict[str, int] = field(default_factory=dict)
+    # episodes out of rounds in a loop, and those repeating an action that changed nothing
+    # (``evaluate.loop_period``); None where the eval's metrics.json does not say
+    looped: int | None = None
+    stuck: int | None = None
 
     @property
     def success_se(self) -> float:
@@ -175,6 +179,8 @@ def read_report(run: Path) -> list[Row]:
                         task_types=_task_types(metrics_rows, env),
                         action_kinds=metrics.get("action_kinds") or {},
                         ends=metrics.get("ends") or {},
+                        looped=metrics.get("looped"),
+                        stuck=metrics.get("stuck"),
                     )
                 )
     if not rows:
@@ -251,6 +257,8 @@ def row_record(row: Row) -> dict[str, Any]:
         "mean_score": row.mean_score,
         "score_se": row.score_se,
         "mean_steps": row.mean_steps,
+        "looped": row.looped,
+        "stuck": row.stuck,
         "train_steps": row.train_steps,
         "tokens_trained": row.tokens_trained,
         "teacher_cost": row.teacher_cost,

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from agentcli.conversation import invalid_reply_observation
-from agentcli.evaluate import compute_metrics, evaluated, write_metrics
+from agentcli.evaluate import compute_metrics, evaluated, loop_period, write_metrics
 from agentcli.records import Episode, Step
 from agentcli.resume import settings_digest
 
@@ -106,3 +106,47 @@ def test_metrics_json_counts_how_episodes_ended_and_each_kind_of_step(tmp_path):
     # an env that sorts no actions: no kinds, its ends all the same
     [textcraft] = compute_metrics(episodes([1.0]))
     assert textcraft.action_kinds == {} and textcraft.ends["unrecorded"] == 1
+
+
+def test_metrics_json_counts_the_episodes_out_of_rounds_in_a_loop(tmp_path):
+    """An episode out of rounds whose last action was taken in a state where it had taken it
+    before is looping, stuck where that action changed nothing (the BabyAI student repeating
+    `pick up` on a ball out of sight). One that wandered through new states, or that repeated
+    itself and then finished, is not."""
+
+    def played(i, steps, end):
+        return Episode(
+            item_id=f"textcraft_{i}", env="textcraft", instruction="", meta={"end_reason": end},
+            steps=[Step(observation=seen, action=action) for seen, action in steps],
+        )  # fmt: skip
+
+    stuck = [
+        ("a ball behind you", "turn left"),
+        ("a ball ahead", "go to it"),
+        ("a wall ahead", "pick up ball"),
+        ("a wall ahead", "pick up ball"),
+    ]
+    cycling = [
+        ("at the counter", "go to table"),
+        ("at the table", "go to counter"),
+        ("at the counter", "go to table"),
+    ]
+    wandering = [
+        ("at the counter", "go to table"),
+        ("at the table", "go to shelf"),
+        ("at the shelf", "go to counter"),
+        ("at the counter", "open it"),
+    ]
+    finished = [("a wall ahead", "turn left"), ("a wall ahead", "turn left")]
+    [row] = compute_metrics(
+        [played(0, stuck, "max_rounds"), played(1, cycling, "max_rounds"),
+         played(2, wandering, "max_rounds"), played(3, finished, "done"),
+         played(4, [], "max_rounds")]
+    )  # fmt: skip
+    assert (row.looped, row.stuck) == (2, 1)
+    assert [loop_period(played(0, steps, "max_rounds")) for steps in (stuck, cycling)] == [1, 2]
+    write_metrics([row], tmp_path, evaluated(SETTINGS))
+    [written] = json.loads((tmp_path / "metrics.json").read_text())
+    assert (written["looped"], written["stuck"]) == (2, 1)
+    with (tmp_path / "summary.csv").open() as file:
+        assert {"looped", "stuck"}.isdisjoint(next(csv.DictReader(file)))

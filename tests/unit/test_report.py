@@ -52,7 +52,11 @@ def make_run(base):
     for (label, env), success in SUCCESS.items():
         where = layout.env(env)
         folder = where.control_eval if label == "control" else where.eval(int(label))
-        metrics = Metrics(env, "all", 100, success, success, 7.5, 0, 0.04, 0.05)
+        looped = round(10 * success)  # some of the episodes out of rounds, half of them stuck
+        metrics = Metrics(
+            env, "all", 100, success, success, 7.5, 0, 0.04, 0.05, looped=looped,
+            stuck=looped // 2,
+        )  # fmt: skip
         write_metrics([metrics], folder, {"split": "test", "model": f"model-{label}"})
     # teacher stages: iteration 1's corrections cost money in textcraft (two ledger lines)
     # and in the control's annotate; iteration 0's oracle annotate wrote no ledger at all
@@ -186,7 +190,8 @@ def test_the_report_files_hold_every_row_and_its_comparisons(tmp_path):
         "seed": 0, "iteration": 1, "control": True, "variant": None, "env": "babyai",
         "split": "test", "method": "sft", "items": 100, "success_rate": 0.45,
         "success_se": pytest.approx((0.45 * 0.55 / 100) ** 0.5),
-        "mean_score": 0.45, "score_se": 0.05, "mean_steps": 7.5, "train_steps": 20,
+        "mean_score": 0.45, "score_se": 0.05, "mean_steps": 7.5, "looped": 4, "stuck": 2,
+        "train_steps": 20,
         "tokens_trained": None, "teacher_cost": 0.0, "model": "model-control",
     }  # fmt: skip
     pairs = [(c["env"], c["model"], c["baseline"], c["items"]) for c in document["comparisons"]]
