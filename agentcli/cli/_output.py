@@ -28,8 +28,9 @@ def setup_logging(*, debug: bool, quiet: bool) -> None:
     level = logging.DEBUG if debug else logging.WARNING if quiet else logging.INFO
     handler = RichHandler(console=stderr, show_path=debug, rich_tracebacks=debug, markup=False)
     logging.basicConfig(level=level, format="%(message)s", datefmt="[%X]", handlers=[handler])
-    # openai sends through httpx2, a fork of httpx with loggers of its own, and logs its retries
-    for noisy in ("httpx", "httpx2", "httpcore", "openai", "uvicorn.access"):
+    # openai sends through httpx2, a fork of httpx with loggers of its own, and logs its retries;
+    # torch logs its FakeTensor cache's counters at exit, whether or not anything compiled
+    for noisy in ("httpx", "httpx2", "httpcore", "openai", "uvicorn.access", "torch"):
         logging.getLogger(noisy).setLevel(logging.DEBUG if debug else logging.WARNING)
 
 

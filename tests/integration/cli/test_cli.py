@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -51,6 +52,20 @@ def test_unknown_env_is_one_line_and_exit_2():
     assert result.returncode == 2
     assert result.stderr.strip().count("\n") == 0
     assert "did you mean 'textcraft'" in result.stderr
+
+
+def test_an_eval_ends_with_its_results_and_none_of_torchs_exit_chatter(tiny_model, tmp_path):
+    """torch logs its FakeTensor cache's counters at exit at INFO level, when the process ends
+    before the model's load is through (an eval rerun with nothing left to play): not on our
+    stderr."""
+    command = ("eval", "--env", "textcraft", "--model", str(tiny_model), "--limit", "1",
+               "--max-rounds", "1", "--out", "out")  # fmt: skip
+    for _ in ("played", "nothing left to play"):
+        result = agentgym(*command, cwd=tmp_path)
+        assert result.returncode == 0, result.stderr
+        assert "FakeTensor" not in result.stderr and "cache_hits" not in result.stderr
+    [metrics] = json.loads((tmp_path / "out" / "metrics.json").read_text())
+    assert (metrics["looped"], metrics["stuck"]) == (0, 0)  # one round: nothing to repeat
 
 
 @pytest.mark.parametrize("command", [
