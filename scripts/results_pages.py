@@ -11,8 +11,10 @@ KIND ``table`` (the default) is the file's table: that seed's success per model,
 spread across the seeds, each paired difference, and where and how long it was measured;
 ``seed-lines`` and ``lines`` are the seed's paired comparisons and those across the seeds as
 ``agentgym report`` prints them; ``task-types`` is the seed's success per task type and model
-(an env whose items have types, e.g. alfworld). A test runs the check, so a number on a page
-is always one the file holds.
+(an env whose items have types, e.g. alfworld); ``loops`` is, per model and seed, the items
+whose episodes ran out of rounds in a loop and, of them, those stuck repeating an action that
+changed nothing (seed N's column first). A test runs the check, so a number on a page is always
+one the file holds.
 """
 
 from __future__ import annotations
@@ -54,6 +56,8 @@ def refreshed(text: str, page: Path) -> str:
             body = results_table(document, seed, match["file"], link)
         elif kind == "task-types":
             body = task_types_table(document, seed)
+        elif kind == "loops":
+            body = loops_table(document, seed)
         else:
             body = report_lines(document, seed, across=kind == "lines")
         return match["open"] + body + match["close"]
@@ -140,6 +144,33 @@ def task_types_table(document: dict[str, Any], seed: int) -> str:
             + " | ".join(
                 f"{_percent(t['success_rate'])} ± {_points(t['success_se'])} % ({t['items']})"
                 for t in shown
+            )
+            + " |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def loops_table(document: dict[str, Any], seed: int) -> str:
+    """Markdown: per model (a line) and seed (a column, seed ``seed``'s first), the items its
+    episodes ran out of rounds on in a loop, and in brackets those stuck repeating an action
+    that changed nothing; ``–`` where the eval did not count them."""
+    seeds = [seed, *(other for other in document["seeds"] if other != seed)]
+    several_envs = len({row["env"] for row in document["rows"]}) > 1
+    rows = {(record_label(r), r["env"], r["seed"]): r for r in document["rows"]}
+    lines = [
+        "| model | " + " | ".join(f"seed {s}" for s in seeds) + " |",
+        "|---|" + "---|" * len(seeds),
+    ]
+    for label, env in dict.fromkeys((record_label(r), r["env"]) for r in document["rows"]):
+        name = model_label(label) + (f" ({env})" if several_envs else "")
+        cells = [rows.get((label, env, s)) for s in seeds]
+        lines.append(
+            f"| {name} | "
+            + " | ".join(
+                "–"
+                if row is None or row.get("looped") is None
+                else f"{row['looped']} ({row['stuck']})"
+                for row in cells
             )
             + " |"
         )

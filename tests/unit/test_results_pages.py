@@ -119,3 +119,23 @@ def test_the_rl_page_shows_each_method_from_the_quickstarts_own_students():
     page = (ROOT / "docs" / "rl.md").read_text()
     assert "<!-- results docs/results/quickstart-rl.json seed=0 -->\n| model |" in page
     assert "| iteration 2 gigpo − iteration 1 |" in page
+
+
+def test_the_loops_block_counts_each_models_looped_and_stuck_items_per_seed():
+    def row(seed, iteration, control, looped, stuck):
+        return {"seed": seed, "iteration": iteration, "control": control, "variant": None,
+                "env": "babyai-putnext", "looped": looped, "stuck": stuck}  # fmt: skip
+
+    document = {
+        "seeds": [0, 1],
+        "rows": [row(0, 0, False, 152, 14), row(0, 1, False, 155, 36), row(0, 1, True, 118, 6),
+                 row(1, 0, False, 156, 63), row(1, 1, False, 126, 40),
+                 row(1, 1, True, None, None)],  # an eval from before agentgym counted them
+    }  # fmt: skip
+    assert results_pages().loops_table(document, seed=1) == (
+        "| model | seed 1 | seed 0 |\n"
+        "|---|---|---|\n"
+        "| iteration 0 | 156 (63) | 152 (14) |\n"
+        "| iteration 1 | 126 (40) | 155 (36) |\n"
+        "| control | – | 118 (6) |\n"
+    )
