@@ -11,8 +11,9 @@ left-padded to one width and their caches placed at the same offsets, cut at the
 own). A prompt that continues no kept turn borrows the cache of the kept turn it shares the
 longest start with: an episode's first turn, another episode's (the env's instruction); a
 windowed view's later turn (single-prompt, ``history_steps``), its own episode's last turn
-(the first observation stays in view while the window slides). Rows with too little cached go
-through the model alone first, up to the start.
+(the first observation stays in view while the window slides); the rows of a run's first
+batch, with no kept turn to borrow from, the start they share, encoded once. Rows with too
+little cached go through the model alone first, up to the start.
 
 The kept prompts spare the tokenizer too: a conversation's text is encoded from where its
 episode's last prompt was known to end (``encoded_start``).
@@ -93,8 +94,8 @@ class KeptCaches:
         room for ``length`` positions: each row's kept cache, or the one it borrows, up to the
         batch's start. Takes the rows' own caches out of those kept (``keep`` puts them back)."""
         taken = [self._take(token_ids) for token_ids in rows]
+        taken, prefilled = self._share_opening(rows, taken)
         start = _batched_start(pads, [reused for _, reused in taken])
-        prefilled = 0
         row_layers = []
         for token_ids, (layers, reused), pad in zip(rows, taken, pads, strict=True):
             layers, encoded = self._prefill(token_ids, layers, reused, length=start - pad)
@@ -149,6 +150,26 @@ class KeptCaches:
         ]
         common, layers = max(reversed(shared), key=lambda pair: pair[0], default=(0, None))
         return (layers, min(common, len(token_ids) - 1)) if common else (None, 0)
+
+    def _share_opening(
+        self, rows: list[list[int]], taken: list[tuple[Layers | None, int]]
+    ) -> tuple[list[tuple[Layers | None, int]], int]:
+        """Rows that found no kept turn to start from (a run's first batch) usually open alike
+        (the env's instruction): the start they share is encoded once, in a forward of its
+        own, and each of them starts from it; and how many tokens that forward encoded."""
+        fresh = [row for row, (layers, _) in enumerate(taken) if layers is None]
+        if len(fresh) < 2:
+            return taken, 0
+        first = rows[fresh[0]]
+        shared = min(
+            min(common_prefix_length(first, rows[row]) for row in fresh[1:]),
+            min(len(rows[row]) for row in fresh) - 1,  # a prompt's last token is encoded anew
+        )
+        if shared < 1:
+            return taken, 0
+        layers, encoded = self._prefill(first, None, 0, length=shared)
+        opened = {row: (layers, shared) for row in fresh}
+        return [opened.get(row, kept) for row, kept in enumerate(taken)], encoded
 
     def _prefill(
         self, token_ids: list[int], kept: Layers | None, reused: int, *, length: int
