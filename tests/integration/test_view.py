@@ -69,6 +69,7 @@ def _open_a_failed_episode_beside_its_correction(browser, run, artifacts, name: 
     browser.wait_for("document.querySelector('table.results tbody tr')")
     results = browser.text("table.results")
     assert "iteration 1" in results and "control" in results and "100.0 %" in results
+    assert "looped (stuck)" in results
     browser.screenshot(artifacts / f"{name}-overview.png", full_page=True)
     browser.click(f'tr.dataset[data-dataset="{ROLLOUT}"] a')
     _shown(browser, _route("list", d=ROLLOUT))

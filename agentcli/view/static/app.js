@@ -181,7 +181,7 @@
     if (!report) return null;
     if (!report.rows.length) return h("section", {}, h("h2", {}, "Results"), h("p", { class: "muted" }, report.note));
     const paid = report.rows.some((row) => row.teacher_cost > 0); // the oracle costs nothing
-    const columns = ["iteration", "env", "items", "success", "score", "steps", "trained steps", paid ? "teacher $" : null];
+    const columns = ["iteration", "env", "items", "success", "score", "steps", "looped (stuck)", "trained steps", paid ? "teacher $" : null];
     // rows as report.json holds them: the control is iteration 1's, marked "control"; a
     // variant is its iteration's, named in "variant"
     const table = h("table", { class: "results" },
@@ -193,6 +193,8 @@
         successCell(row.success_rate, row.success_se),
         h("td", { class: "num" }, number(row.mean_score), row.score_se ? h("span", { class: "muted" }, ` ± ${number(row.score_se, 2)}`) : null),
         h("td", { class: "num" }, number(row.mean_steps)),
+        // episodes out of rounds in a loop, and those repeating an action that changed nothing
+        h("td", { class: "num" }, count(row.looped), row.looped == null ? null : h("span", { class: "muted" }, ` (${count(row.stuck)})`)),
         h("td", { class: "num" }, count(row.train_steps)),
         paid ? h("td", { class: "num" }, Number(row.teacher_cost).toFixed(2)) : null,
       ))));
