@@ -111,14 +111,19 @@ def test_the_rl_page_shows_each_method_from_the_quickstarts_own_students():
     models = {(r["iteration"], r["control"], r["variant"], r["method"]) for r in document["rows"]}
     assert models == {
         (0, False, None, "sft"), (1, False, None, "sft"), (1, True, None, "sft"),
-        (1, False, "dpo", "dpo"), (1, False, "gigpo", "grpo"), (2, False, None, "sft"),
-        (2, False, "gigpo", "grpo"),
+        (1, False, "dpo", "dpo"), (1, False, "gigpo", "grpo"), (1, False, "grpo", "grpo"),
+        (2, False, None, "sft"), (2, False, "gigpo", "grpo"), (2, False, "grpo", "grpo"),
     }  # fmt: skip
+    # every eval counted its loops: the quickstart's page shows them
+    assert all(r["looped"] is not None and r["stuck"] is not None for r in document["rows"])
     built = {s["seed"]: s["digest"] for s in quickstart["students"]}
     assert all(built[s["seed"]] == s["digest"] for s in document["students"] if s["seed"] in built)
     page = (ROOT / "docs" / "rl.md").read_text()
     assert "<!-- results docs/results/quickstart-rl.json seed=0 -->\n| model |" in page
     assert "| iteration 2 gigpo − iteration 1 |" in page
+    assert "| iteration 2 grpo − iteration 1 |" in page
+    loops = "<!-- results docs/results/quickstart-rl.json seed=0 loops -->\n| model | seed 0 |"
+    assert loops in (ROOT / "docs" / "quickstart.md").read_text()
 
 
 def test_the_loops_block_counts_each_models_looped_and_stuck_items_per_seed():
