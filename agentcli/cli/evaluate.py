@@ -15,13 +15,16 @@ def _run(config) -> None:
 
     rows = run_with_progress(config, run_eval)
     table = Table(title=f"eval → {config.episodes_path.parent}")
-    for column in ("env", "category", "episodes", "success", "score", "steps", "errors"):
+    columns = ("env", "category", "episodes", "success", "score", "steps", "looped (stuck)",
+               "errors")  # fmt: skip
+    for column in columns:
         table.add_column(column, justify="left" if column in ("env", "category") else "right")
     for row in rows:
         table.add_row(
             row.env, row.category, str(row.episodes),
             f"{100 * row.success_rate:.1f} ± {100 * row.success_se:.1f}%",
-            f"{row.mean_score:.3g} ± {row.score_se:.2g}", f"{row.mean_steps:.1f}", str(row.errors),
+            f"{row.mean_score:.3g} ± {row.score_se:.2g}", f"{row.mean_steps:.1f}",
+            f"{row.looped} ({row.stuck})", str(row.errors),
         )  # fmt: skip
     stdout.print(table)
 

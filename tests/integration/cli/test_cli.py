@@ -66,6 +66,7 @@ def test_an_eval_ends_with_its_results_and_none_of_torchs_exit_chatter(tiny_mode
         assert "FakeTensor" not in result.stderr and "cache_hits" not in result.stderr
     [metrics] = json.loads((tmp_path / "out" / "metrics.json").read_text())
     assert (metrics["looped"], metrics["stuck"]) == (0, 0)  # one round: nothing to repeat
+    assert "looped (stuck)" in result.stdout and "0 (0)" in result.stdout
 
 
 @pytest.mark.parametrize("command", [
