@@ -54,6 +54,7 @@ SECTION_SEEDS = ("train.hyperparameters", "data", "rollout.policy", "eval.policy
 # What a variant may set: how it learns. Not what it learns from (the iteration's rollout and
 # corrections) nor how it is evaluated (the iteration's items, so that the two pair).
 VARIANT_SECTIONS = ("method", "train_from", "data", "train", "grpo")
+VERSUS = "versus"  # a variant's other variants of its iteration that the report pairs it with
 VARIANT_NAME = re.compile(r"[a-z][a-z0-9_]*(-[a-z0-9_]+)*")
 RESERVED_VARIANT_NAMES = ("control",)
 
@@ -138,7 +139,7 @@ class IterateConfig(CommandConfig):
         " iteration starts but by other settings of method, train_from, data, train or grpo,"
         " on the iteration's corrections, and evaluated on the same items: name → settings,"
         " e.g. under iterations: {1: {variants: {dpo: {method: dpo}}}}. The report pairs each"
-        " with the iteration's model.",
+        " with the iteration's model, and with the variants its versus lists.",
     )
     iterations: dict[int, dict[str, Any]] = Field(
         default_factory=dict,
@@ -223,12 +224,20 @@ class IterateConfig(CommandConfig):
                 )
             if not isinstance(settings, dict):
                 raise ValueError(f"variants.{name} must be a mapping of sections to settings")
-            others = sorted(settings.keys() - set(VARIANT_SECTIONS))
+            others = sorted(settings.keys() - {*VARIANT_SECTIONS, VERSUS})
             if others:
                 raise ValueError(
                     f"variants.{name} sets {', '.join(others)}: a variant learns from its"
                     " iteration's rollout and corrections and is evaluated on its items, so it"
-                    f" may set only {', '.join(VARIANT_SECTIONS)}"
+                    f" may set only {', '.join(VARIANT_SECTIONS)} (and {VERSUS})"
+                )
+            versus = settings.get(VERSUS, [])
+            if not isinstance(versus, list) or any(
+                other not in self.variants or other == name for other in versus
+            ):
+                raise ValueError(
+                    f"variants.{name}.{VERSUS} must list other variants of its iteration"
+                    f" ({', '.join(sorted(self.variants.keys() - {name})) or 'it has none'})"
                 )
         return self
 
@@ -236,7 +245,8 @@ class IterateConfig(CommandConfig):
         """Variant ``name``'s config: this iteration's, its sections merged with the variant's
         settings (one-line ``ConfigError`` if they do not make a valid iteration)."""
         base = self.model_dump(exclude_unset=True, exclude={"iterations", "variants"})
-        data = _merged({**base, "iter": self.iter, "control": False}, self.variants[name])
+        settings = {k: v for k, v in self.variants[name].items() if k != VERSUS}
+        data = _merged({**base, "iter": self.iter, "control": False}, settings)
         return validate_config(IterateConfig, data, source=f"variants.{name}")
 
     @property

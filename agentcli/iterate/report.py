@@ -26,6 +26,7 @@ from agentcli.compare import Comparison, Outcome, outcomes, paired
 from agentcli.data.jsonl import read_records
 from agentcli.errors import UsageError
 from agentcli.evaluate import ALL
+from agentcli.iterate.config import VERSUS
 from agentcli.iterate.runner import Manifest
 from agentcli.records import Episode
 from agentcli.run_layout import RunLayout, seed_run
@@ -205,8 +206,20 @@ def baselines(label: str) -> dict[str, str]:
     return found
 
 
+def declared_pairs(manifest: Manifest) -> list[tuple[str, str]]:
+    """The (variant, variant) pairs the run's configs ask for: each variant against the others
+    of its iteration its ``versus`` lists."""
+    return [
+        (variant_label(int(k), name), variant_label(int(k), other))
+        for k, record in manifest.iterations.items()
+        for name, settings in (record["config"].get("variants") or {}).items()
+        for other in settings.get(VERSUS, [])
+    ]
+
+
 def paired_comparisons(run: Path, rows: list[Row]) -> list[Comparison]:
-    """Each model against its ``baselines``, over the items both played."""
+    """Each model against its ``baselines``, then the pairs the configs declare
+    (``declared_pairs``), over the items both played."""
     layout = RunLayout(run)
     labels = {(row.iteration, row.env) for row in rows}
     pairs = [
@@ -214,6 +227,9 @@ def paired_comparisons(run: Path, rows: list[Row]) -> list[Comparison]:
         for row in rows
         for baseline in baselines(row.iteration).values()
     ]
+    declared = declared_pairs(Manifest(layout.manifest))
+    pairs += [(model, baseline, row.env) for model, baseline in declared for row in rows
+              if row.iteration == model]  # fmt: skip
     splits = {(row.iteration, row.env): row.split for row in rows}
     comparisons = []
     for model, baseline, env in pairs:

@@ -268,6 +268,20 @@ def test_a_variant_of_iteration_zero_learns_the_demos_by_another_method(config_f
     )
 
 
+def test_a_variants_versus_pairs_it_in_the_report_and_changes_none_of_its_stages(config_file):
+    plain = "{dpo: {method: dpo}, bc: {method: bc}}"
+    paired = "{dpo: {method: dpo, versus: [bc]}, bc: {method: bc}}"
+    [before], [after] = (
+        resolve(config_file, 1, overrides=(f"iterations={{1: {{variants: {variants}}}}}",))
+        for variants in (plain, paired)
+    )
+    stages = [
+        {stage.key: stage.config for stage in iteration_stages(config, lambda *_: None)}
+        for config in (before, after)
+    ]
+    assert stages[0] == stages[1] and "iter1/dpo-train" in stages[1]
+
+
 def test_a_grpo_iteration_still_rolls_out_for_a_variant_that_learns_corrections(config_file):
     overrides = ("iterations={2: {method: grpo, variants: {sft: {method: sft}}}}",)
     config = resolve(config_file, 2, overrides=overrides)[0]
@@ -285,8 +299,12 @@ def test_a_grpo_iteration_still_rolls_out_for_a_variant_that_learns_corrections(
         ("{Big: {method: dpo}}", "variants.Big: name a variant"),
         ("{dpo: {eval: {limit: 3}}}", "variants.dpo sets eval: a variant learns from its"),
         ("{rl: {method: grpo, train_from: start}}", "set train_from: previous for a grpo"),
+        ("{dpo: {method: dpo, versus: [rl]}}", r"variants.dpo.versus must list other variants of"
+         r" its iteration \(it has none\)"),
+        ("{dpo: {method: dpo, versus: dpo}, rl: {method: grpo}}",
+         r"variants.dpo.versus must list other variants of its iteration \(rl\)"),
     ],
-)
+)  # fmt: skip
 def test_a_bad_variant_is_one_line(config_file, variants, message):
     overrides = (f"iterations={{1: {{variants: {variants}}}}}",)
     with pytest.raises(ConfigError, match=message) as error:

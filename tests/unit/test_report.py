@@ -235,6 +235,32 @@ def test_a_variant_is_a_row_after_its_iteration_paired_with_it_and_the_previous_
     assert [row.method for row in rows][-3:] == ["sft", "sft", "dpo"]  # the control learns as 1
 
 
+def test_a_variant_is_paired_with_the_variants_its_versus_lists(tmp_path):
+    layout = make_run(tmp_path / "run")
+    manifest = Manifest(layout.manifest)
+    manifest.iterations["1"]["config"]["variants"] = {
+        "gigpo": {"method": "grpo", "versus": ["grpo"]}, "grpo": {"method": "grpo"},
+    }  # fmt: skip
+    manifest.save()
+    where = layout.env("babyai")
+    _evaluated(where.eval(0), [0, 0, 1, 1, 0, 0])
+    _evaluated(where.eval(1), [1, 1, 1, 0, 1, 0])
+    for name, successes in (("gigpo", [1, 1, 0, 1, 1, 0]), ("grpo", [1, 0, 0, 0, 1, 0])):
+        folder = where.variant_eval(1, name)
+        rate = sum(successes) / 6
+        metrics = Metrics("babyai", "all", 6, rate, rate, 7.0, 0, 0.2, 0.2)
+        write_metrics([metrics], folder, {"split": "test"})
+        _evaluated(folder, successes)
+    _, comparisons = write_report(layout.root)
+
+    found = {(c.model, c.baseline): c for c in comparisons}
+    assert found[("1:gigpo", "1:grpo")].difference == pytest.approx(2 / 6)
+    assert (found[("1:gigpo", "1:grpo")].wins, found[("1:gigpo", "1:grpo")].losses) == (2, 0)
+    assert ("1:grpo", "1:gigpo") not in found  # only the pair the config declares
+    document = json.loads((layout.root / "report.json").read_text())
+    assert {"model": "1:gigpo", "baseline": "1:grpo"}.items() <= document["comparisons"][-1].items()
+
+
 def test_each_point_of_the_plot_has_its_standard_error_as_an_error_bar(tmp_path):
     import matplotlib.pyplot as plt
 
