@@ -122,6 +122,7 @@ def test_the_rl_page_shows_each_method_from_the_quickstarts_own_students():
     assert "<!-- results docs/results/quickstart-rl.json seed=0 -->\n| model |" in page
     assert "| iteration 2 gigpo − iteration 1 |" in page
     assert "| iteration 2 grpo − iteration 1 |" in page
+    assert "| iteration 2 gigpo − iteration 2 grpo |" in page  # the config's versus
     loops = "<!-- results docs/results/quickstart-rl.json seed=0 loops -->\n| model | seed 0 |"
     assert loops in (ROOT / "docs" / "quickstart.md").read_text()
 
