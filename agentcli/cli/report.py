@@ -94,8 +94,8 @@ def _name(run: Path) -> str:
 def _show_run(title: str, rows: list[Row], comparisons: list[Comparison]) -> None:
     table = Table(title=title, box=box.SIMPLE_HEAD)
     columns = (
-        "iter", "env", "items", "success", "score", "steps", "looped", "stuck",
-        "trained steps", "tokens", "teacher $",
+        "iter", "env", "items", "success", "score", "steps", "looped (stuck)", "trained steps",
+        "tokens", "teacher $",
     )  # fmt: skip
     for column in columns:
         table.add_column(column, justify="left" if column in ("iter", "env") else "right")
@@ -104,8 +104,8 @@ def _show_run(title: str, rows: list[Row], comparisons: list[Comparison]) -> Non
         table.add_row(
             row.iteration, row.env, str(row.episodes),
             f"{100 * row.success_rate:.1f} ± {100 * row.success_se:.1f}%", score,
-            f"{row.mean_steps:.1f}", _count(row.looped), _count(row.stuck),
-            _count(row.train_steps), _count(row.tokens_trained),
+            f"{row.mean_steps:.1f}", _loops(row), _count(row.train_steps),
+            _count(row.tokens_trained),
             f"{row.teacher_cost:.4f}",
         )  # fmt: skip
     stdout.print(table)
@@ -251,3 +251,9 @@ def score_reported(env: str) -> bool:
 
 def _count(value: int | None) -> str:
     return "-" if value is None else f"{value:,}"
+
+
+def _loops(row: Row) -> str:
+    """Episodes out of rounds in a loop, those stuck on an action that changed nothing in
+    brackets; ``-`` for an eval that did not count them."""
+    return "-" if row.looped is None else f"{row.looped:,} ({row.stuck:,})"

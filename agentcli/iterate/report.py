@@ -227,9 +227,12 @@ def paired_comparisons(run: Path, rows: list[Row]) -> list[Comparison]:
         for row in rows
         for baseline in baselines(row.iteration).values()
     ]
-    declared = declared_pairs(Manifest(layout.manifest))
-    pairs += [(model, baseline, row.env) for model, baseline in declared for row in rows
-              if row.iteration == model]  # fmt: skip
+    pairs += [
+        (model, baseline, row.env)
+        for model, baseline in declared_pairs(Manifest(layout.manifest))
+        for row in rows
+        if row.iteration == model
+    ]
     splits = {(row.iteration, row.env): row.split for row in rows}
     comparisons = []
     for model, baseline, env in pairs:
