@@ -232,12 +232,14 @@ class IterateConfig(CommandConfig):
                     f" may set only {', '.join(VARIANT_SECTIONS)} (and {VERSUS})"
                 )
             versus = settings.get(VERSUS, [])
-            if not isinstance(versus, list) or any(
-                other not in self.variants or other == name for other in versus
+            if (
+                not isinstance(versus, list)
+                or any(other not in self.variants or other == name for other in versus)
+                or len(set(versus)) < len(versus)  # a pair twice would count twice across seeds
             ):
                 raise ValueError(
-                    f"variants.{name}.{VERSUS} must list other variants of its iteration"
-                    f" ({', '.join(sorted(self.variants.keys() - {name})) or 'it has none'})"
+                    f"variants.{name}.{VERSUS} must list other variants of its iteration, each"
+                    f" once ({', '.join(sorted(self.variants.keys() - {name})) or 'it has none'})"
                 )
         return self
 

@@ -300,9 +300,11 @@ def test_a_grpo_iteration_still_rolls_out_for_a_variant_that_learns_corrections(
         ("{dpo: {eval: {limit: 3}}}", "variants.dpo sets eval: a variant learns from its"),
         ("{rl: {method: grpo, train_from: start}}", "set train_from: previous for a grpo"),
         ("{dpo: {method: dpo, versus: [rl]}}", r"variants.dpo.versus must list other variants of"
-         r" its iteration \(it has none\)"),
+         r" its iteration, each once \(it has none\)"),
         ("{dpo: {method: dpo, versus: dpo}, rl: {method: grpo}}",
-         r"variants.dpo.versus must list other variants of its iteration \(rl\)"),
+         r"variants.dpo.versus must list other variants of its iteration, each once \(rl\)"),
+        ("{dpo: {method: dpo, versus: [rl, rl]}, rl: {method: grpo}}",
+         r"variants.dpo.versus must list other variants of its iteration, each once"),
     ],
 )  # fmt: skip
 def test_a_bad_variant_is_one_line(config_file, variants, message):
