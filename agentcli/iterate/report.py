@@ -26,7 +26,6 @@ from agentcli.compare import Comparison, Outcome, outcomes, paired
 from agentcli.data.jsonl import read_records
 from agentcli.errors import UsageError
 from agentcli.evaluate import ALL
-from agentcli.iterate.config import VERSUS
 from agentcli.iterate.runner import Manifest
 from agentcli.records import Episode
 from agentcli.run_layout import RunLayout, seed_run
@@ -208,12 +207,13 @@ def baselines(label: str) -> dict[str, str]:
 
 def declared_pairs(manifest: Manifest) -> list[tuple[str, str]]:
     """The (variant, variant) pairs the run's configs ask for: each variant against the others
-    of its iteration its ``versus`` lists."""
+    of its iteration its ``versus`` lists (read from the configs as the manifest keeps them, as
+    the variants' methods are: importing the config's module would triple this one's imports)."""
     return [
         (variant_label(int(k), name), variant_label(int(k), other))
         for k, record in manifest.iterations.items()
         for name, settings in (record["config"].get("variants") or {}).items()
-        for other in settings.get(VERSUS, [])
+        for other in settings.get("versus", [])
     ]
 
 
