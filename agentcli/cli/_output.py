@@ -41,6 +41,12 @@ def show_config(config: Any) -> None:
     stdout.print(config_as_yaml(config), end="", markup=False)
 
 
+def loops_cell(looped: int | None, stuck: int | None) -> str:
+    """A table cell of the episodes out of rounds in a loop, those stuck on an action that
+    changed nothing in brackets (``evaluate.loop_period``); ``-`` where they were not counted."""
+    return "-" if looped is None else f"{looped:,} ({stuck:,})"
+
+
 def result(line: str) -> None:
     """One result line on stdout, as written: no markup, no highlighting, never cut."""
     stdout.print(line, markup=False, highlight=False, soft_wrap=True)

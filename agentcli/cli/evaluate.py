@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.table import Table
 
 from agentcli.cli import _options
-from agentcli.cli._output import stdout
+from agentcli.cli._output import loops_cell, stdout
 from agentcli.cli._rollout import run_with_progress
 from agentcli.rollout import EvalConfig
 
@@ -24,7 +24,7 @@ def _run(config) -> None:
             row.env, row.category, str(row.episodes),
             f"{100 * row.success_rate:.1f} ± {100 * row.success_se:.1f}%",
             f"{row.mean_score:.3g} ± {row.score_se:.2g}", f"{row.mean_steps:.1f}",
-            f"{row.looped} ({row.stuck})", str(row.errors),
+            loops_cell(row.looped, row.stuck), str(row.errors),
         )  # fmt: skip
     stdout.print(table)
 

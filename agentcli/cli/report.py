@@ -11,7 +11,7 @@ import typer
 from rich import box
 from rich.table import Table
 
-from agentcli.cli._output import result, stdout
+from agentcli.cli._output import loops_cell, result, stdout
 from agentcli.errors import UsageError
 from agentcli.iterate.report import model_label
 
@@ -104,7 +104,7 @@ def _show_run(title: str, rows: list[Row], comparisons: list[Comparison]) -> Non
         table.add_row(
             row.iteration, row.env, str(row.episodes),
             f"{100 * row.success_rate:.1f} ± {100 * row.success_se:.1f}%", score,
-            f"{row.mean_steps:.1f}", _loops(row), _count(row.train_steps),
+            f"{row.mean_steps:.1f}", loops_cell(row.looped, row.stuck), _count(row.train_steps),
             _count(row.tokens_trained),
             f"{row.teacher_cost:.4f}",
         )  # fmt: skip
@@ -251,9 +251,3 @@ def score_reported(env: str) -> bool:
 
 def _count(value: int | None) -> str:
     return "-" if value is None else f"{value:,}"
-
-
-def _loops(row: Row) -> str:
-    """Episodes out of rounds in a loop, those stuck on an action that changed nothing in
-    brackets; ``-`` for an eval that did not count them."""
-    return "-" if row.looped is None else f"{row.looped:,} ({row.stuck:,})"
