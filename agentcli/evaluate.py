@@ -11,7 +11,7 @@ import json
 import math
 import statistics
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
@@ -71,20 +71,27 @@ def count_ends(episodes: list[Episode]) -> dict[str, int]:
     return {reason: counts[reason] for reason in reasons}
 
 
-def loop_period(episode: Episode) -> int | None:
-    """How many steps the cycle the episode ran out of rounds in takes: its last action was
-    taken that many steps earlier in the same state (the observation, as the env wrote it);
-    None when the episode did not end so. A student that sees the observation alone and acts
-    greedily in a deterministic env repeats that cycle to the round limit (with more of the
-    history in view, the state recurred all the same); a period of 1 is an action that left
-    the state as it was, repeated."""
-    if episode.meta.get("end_reason") != END_MAX_ROUNDS or not episode.steps:
+def loop_period(end_reason: str | None, moves: Sequence[tuple[str, str]]) -> int | None:
+    """How many steps the cycle an episode ran out of rounds in takes, from its end reason and
+    its steps' (observation, action) pairs: its last action was taken that many steps earlier
+    in the same state (the observation, as the env wrote it); None when the episode did not
+    end so. A student that sees the observation alone and acts greedily in a deterministic env
+    repeats that cycle to the round limit (with more of the history in view, the state
+    recurred all the same); a period of 1 is an action that left the state as it was,
+    repeated."""
+    if end_reason != END_MAX_ROUNDS or not moves:
         return None
-    last = episode.steps[-1]
-    for period, step in enumerate(reversed(episode.steps[:-1]), start=1):
-        if (step.observation, step.action) == (last.observation, last.action):
+    last = moves[-1]
+    for period, move in enumerate(reversed(moves[:-1]), start=1):
+        if move == last:
             return period
     return None
+
+
+def episode_loop_period(episode: Episode) -> int | None:
+    """``loop_period`` of a recorded episode."""
+    moves = [(step.observation, step.action) for step in episode.steps]
+    return loop_period(episode.meta.get("end_reason"), moves)
 
 
 def count_action_kinds(episodes: Iterable[Episode], kinds: ActionKinds) -> dict[str, int]:
@@ -106,7 +113,7 @@ def _summarise(
 ) -> Metrics:
     count = len(episodes)
     successes = [float(e.success) for e in episodes]
-    periods = [loop_period(episode) for episode in episodes]
+    periods = [episode_loop_period(episode) for episode in episodes]
     scores = [e.reward for e in episodes]
     # fsum: the exactly rounded sum, whatever order the episodes finished in (a float sum's
     # last digit follows the order, and concurrent episodes finish in another order each run)

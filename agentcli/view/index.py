@@ -23,9 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from agentcli.common import END_MAX_ROUNDS
 from agentcli.errors import AgentGymError, UsageError
+from agentcli.evaluate import loop_period
 
 Kind = Literal["episodes", "corrections", "privileged"]
+Loop = Literal["looped", "stuck"]
+LOOPS: tuple[Loop, ...] = ("looped", "stuck")
 # The keys that say which record a line holds (Episode, Correction, PrivilegedState).
 _KIND_KEYS: dict[Kind, frozenset[str]] = {
     "episodes": frozenset({"item_id", "instruction", "steps"}),
@@ -101,6 +105,8 @@ class Filters:
     item: str | None = None  # the item id contains this
     text: str | None = None  # some text of the record contains this, ignoring case
     corrected: bool | None = None  # the teacher changed at least one step of the episode
+    # ran out of rounds in a loop (looped), or repeating an action that changed nothing (stuck)
+    loop: Loop | None = None
 
 
 class RecordIndex:
@@ -117,6 +123,7 @@ class RecordIndex:
         self.rewards = array("d")
         self.steps = array("L")
         self.end_reasons = Codes()
+        self.loop_periods = array("I")  # episodes: ``evaluate.loop_period``, 0 for none
         self.categories = Codes()
         self.changed = array("l")  # corrections: steps the teacher changed
         self.first_change = array("l")  # corrections: the first such step, -1 when none
@@ -175,6 +182,8 @@ class RecordIndex:
             masks.append(self.end_reasons.mask(filters.end_reason))
         if filters.category:
             masks.append(self.categories.mask(filters.category))
+        if filters.loop:
+            masks.append(self._loop_mask(filters.loop))
         if filters.item:
             masks.append(bytes(filters.item in item for item in self.item_ids))
         if filters.corrected is not None:
@@ -186,6 +195,16 @@ class RecordIndex:
             return list(range(len(self)))
         every = functools.reduce(operator.and_, (int.from_bytes(m, "little") for m in masks))
         return list(itertools.compress(range(len(self)), every.to_bytes(len(self), "little")))
+
+    def _loop_mask(self, loop: Loop) -> bytes:
+        if loop == "stuck":
+            return bytes(period == 1 for period in self.loop_periods)
+        return bytes(period > 0 for period in self.loop_periods)
+
+    def loop_counts(self) -> list[tuple[str, int]]:
+        """(looped, episodes), (stuck, episodes): the list's choices; none in a file without."""
+        counts = [(loop, sum(self._loop_mask(loop))) for loop in LOOPS]
+        return counts if counts[0][1] else []
 
     def _changes(self, corrected: RecordIndex | None) -> array[int] | list[int]:
         """Steps the teacher changed, per row (a file of corrections says it itself)."""
@@ -264,6 +283,7 @@ class RecordIndex:
         meta = value.get("meta")
         reason = meta.get("end_reason") if isinstance(meta, dict) else None
         self.end_reasons.append(reason if isinstance(reason, str) else None)
+        self.loop_periods.append(_loop_period(reason, steps) if kind == "episodes" else 0)
         if kind == "corrections":
             changed = [step.get("t", -1) for step in steps
                        if isinstance(step, dict) and step.get("is_corrected")]  # fmt: skip
@@ -281,6 +301,15 @@ def _kind_of(value: Any, expected: Kind | None) -> Kind | None:
     if expected is not None:
         return expected if _KIND_KEYS[expected] <= value.keys() else None
     return next((kind for kind, keys in _KIND_KEYS.items() if keys <= value.keys()), None)
+
+
+def _loop_period(end_reason: Any, steps: Any) -> int:
+    """``evaluate.loop_period`` of a record's steps, 0 for none."""
+    if end_reason != END_MAX_ROUNDS:  # no loop, and no list of its steps to build
+        return 0
+    moves = [(step.get("observation"), step.get("action"))
+             for step in steps if isinstance(step, dict)]  # fmt: skip
+    return loop_period(end_reason, moves) or 0
 
 
 def _changed_steps(corrections: RecordIndex, item_id: str) -> int:

@@ -24,7 +24,7 @@ from pydantic import ValidationError
 from agentcli.data.jsonl import first_problem
 from agentcli.errors import UsageError
 from agentcli.records import Correction, CorrectionStep, Episode
-from agentcli.view.index import Filters, Indexes, RecordIndex, Stamp
+from agentcli.view.index import LOOPS, Filters, Indexes, RecordIndex, Stamp
 from agentcli.view.source import Dataset, Source
 
 PAGE_SIZE = 50
@@ -160,6 +160,7 @@ class View:
             "success": bool(index.success[row]),
             "reward": index.rewards[row],
             "end_reason": index.end_reasons[row],
+            "loop": index.loop_periods[row] or None,
         }
         if corrections is not None:
             corrected = corrections.row_of(item)
@@ -211,6 +212,7 @@ class View:
         return page | {
             "kind": "episodes",
             "episode": episode.model_dump(exclude={"steps"}),
+            "loop": index.loop_periods[row] or None,
             "steps": steps,
             "correction": correction,
             "elsewhere": self._elsewhere(dataset, episode.item_id, row),
@@ -266,7 +268,11 @@ class View:
 
 def facets(index: RecordIndex) -> dict[str, list[tuple[str, int]]]:
     """The values the list's choices offer, with how many records hold each."""
-    return {"end_reason": index.end_reasons.counts(), "category": index.categories.counts()}
+    return {
+        "end_reason": index.end_reasons.counts(),
+        "loop": index.loop_counts(),
+        "category": index.categories.counts(),
+    }
 
 
 def task_line(record: dict[str, Any]) -> str:
@@ -293,6 +299,9 @@ def filters_from(query: dict[str, str]) -> Filters:
             raise UsageError(f"{name}={value!r}: expected true, false or any")
         return value == "true"
 
+    loop = query.get("loop", "")
+    if loop not in ("", "any", *LOOPS):
+        raise UsageError(f"loop={loop!r}: expected {', '.join(LOOPS)} or any")
     return Filters(
         success=choice("success"),
         end_reason=query.get("end_reason") or None,
@@ -300,6 +309,7 @@ def filters_from(query: dict[str, str]) -> Filters:
         item=query.get("item") or None,
         text=query.get("q") or None,
         corrected=choice("corrected"),
+        loop=None if loop in ("", "any") else loop,
     )
 
 

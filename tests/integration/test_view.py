@@ -5,6 +5,7 @@ in ``DIR/artifacts/view/``)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import urllib.parse
@@ -17,7 +18,7 @@ from agentcli.records import Correction
 from tests.support.browser import NOT_INSTALLED, Browser, chromium
 from tests.support.cli import agentgym
 from tests.support.runs import evaluated_run
-from tests.support.view_records import episode
+from tests.support.view_records import episode, played
 from tests.support.view_server import running_view
 
 ENV = "babyai-putnext"
@@ -129,6 +130,40 @@ def test_the_export_works_from_disk_with_no_server(run, browser, artifacts, tmp_
     browser.screenshot(artifacts / "exported-elsewhere.png")
     raw_link = browser.evaluate("document.getElementById('raw').href")
     assert json.loads(Path(urllib.parse.urlparse(raw_link).path).read_text())["env"] == ENV
+
+
+@pytest.mark.parametrize("shown", ["served", "exported"])
+def test_the_list_finds_the_episodes_stuck_in_a_loop(shown, browser, artifacts, tmp_path):
+    """What `agentgym report` counts as looped (stuck), the list filters and each page names."""
+    at_wall, at_door = ("a wall ahead", "pick up ball"), ("a door ahead", "turn left")
+    path = tmp_path / "episodes.jsonl"
+    write_records(path, [
+        played(0, [at_door, at_wall, at_wall]),  # stuck
+        played(1, [at_wall, at_door, at_wall]),  # a loop of two steps
+        played(2, [at_wall, at_door]),  # out of rounds, in no loop
+    ])  # fmt: skip
+    with contextlib.ExitStack() as stack:
+        if shown == "served":
+            browser.goto(stack.enter_context(running_view(path)).url)
+        else:
+            exported = agentgym("view", str(path), "--export", str(tmp_path / "site"))
+            assert exported.returncode == 0, exported.stderr
+            browser.goto((tmp_path / "site" / "index.html").as_uri())
+        browser.wait_for("document.querySelector('#filter-loop')")  # one file: its list
+        choices = browser.evaluate("[...document.querySelectorAll('#filter-loop option')]"
+                                   ".map(o => o.textContent)")  # fmt: skip
+        assert choices == ["any", "looped (2)", "stuck (1)"]
+        browser.choose("#filter-loop", "looped")
+        browser.wait_for("document.body.dataset.ready.includes('loop=looped')")
+        ended = browser.evaluate("[...document.querySelectorAll('.episode-row td:nth-child(6)')]"
+                                 ".map(td => td.textContent)")  # fmt: skip
+        assert ended == ["max_rounds · stuck", "max_rounds · loop of 2"]
+        browser.screenshot(artifacts / f"{shown}-looped.png")
+        browser.click(".episode-row td.item a")
+        browser.wait_for("document.querySelector('article.step')")
+        assert "ended: max_rounds, stuck repeating an action that changed nothing" in (
+            browser.text("p.sub")
+        )
 
 
 def test_a_path_view_cannot_read_is_one_line(tmp_path):

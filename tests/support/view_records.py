@@ -34,6 +34,14 @@ def episode(
     )  # fmt: skip
 
 
+def played(index: int, moves: Sequence[tuple[str, str]], end_reason: str = "max_rounds") -> Episode:
+    """An episode of these (observation, action) steps: a state that recurs makes a loop."""
+    made = episode(index, actions=[action for _, action in moves], end_reason=end_reason)
+    steps = [step.model_copy(update={"observation": seen})
+             for step, (seen, _) in zip(made.steps, moves, strict=True)]  # fmt: skip
+    return made.model_copy(update={"steps": steps})
+
+
 def correction(of: Episode, changes: Mapping[int, str]) -> Correction:
     """The teacher's verdict on every step of ``of``: ``changes`` {step: its action}."""
     steps = [

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from agentcli.conversation import invalid_reply_observation
-from agentcli.evaluate import compute_metrics, evaluated, loop_period, write_metrics
+from agentcli.evaluate import compute_metrics, episode_loop_period, evaluated, write_metrics
 from agentcli.records import Episode, Step
 from agentcli.resume import settings_digest
 
@@ -144,7 +144,8 @@ def test_metrics_json_counts_the_episodes_out_of_rounds_in_a_loop(tmp_path):
          played(4, [], "max_rounds")]
     )  # fmt: skip
     assert (row.looped, row.stuck) == (2, 1)
-    assert [loop_period(played(0, steps, "max_rounds")) for steps in (stuck, cycling)] == [1, 2]
+    periods = [episode_loop_period(played(0, steps, "max_rounds")) for steps in (stuck, cycling)]
+    assert periods == [1, 2]
     write_metrics([row], tmp_path, evaluated(SETTINGS))
     [written] = json.loads((tmp_path / "metrics.json").read_text())
     assert (written["looped"], written["stuck"]) == (2, 1)

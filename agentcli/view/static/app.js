@@ -116,6 +116,7 @@
   function passes(row, params) {
     if (params.success && params.success !== "any" && row.success !== (params.success === "true")) return false;
     if (params.end_reason && row.end_reason !== params.end_reason) return false;
+    if (params.loop && params.loop !== "any" && !(params.loop === "stuck" ? row.loop === 1 : row.loop > 0)) return false;
     if (params.category && row.category !== params.category) return false;
     if (params.item && !row.item_id.includes(params.item)) return false;
     if (params.corrected && params.corrected !== "any" && ((row.changed || 0) > 0) !== (params.corrected === "true")) return false;
@@ -279,6 +280,9 @@
       if (page.facets.end_reason.length) {
         fields.push(select("end_reason", "Ended", [["", "any"], ...page.facets.end_reason.map(([v, n]) => [v, `${v} (${count(n)})`])], params.end_reason));
       }
+      if (page.facets.loop.length) {
+        fields.push(select("loop", "Loop", [["", "any"], ...page.facets.loop.map(([v, n]) => [v, `${v} (${count(n)})`])], params.loop));
+      }
     }
     if (page.facets.category.length) {
       fields.push(select("category", "Category", [["", "any"], ...page.facets.category.map(([v, n]) => [v, `${v} (${count(n)})`])], params.category));
@@ -300,6 +304,18 @@
     form.addEventListener("submit", apply);
     for (const element of form.querySelectorAll("select")) element.addEventListener("change", apply);
     return form;
+  }
+
+  // An episode that ran out of rounds in a loop (agentcli/evaluate.py: loop_period): its last
+  // action was taken that many steps before in the same state; 1 is an action that changed nothing.
+  function loopName(period) {
+    if (!period) return null;
+    return period === 1 ? "stuck" : `loop of ${period}`;
+  }
+
+  function loopSentence(period) {
+    if (!period) return null;
+    return period === 1 ? "stuck repeating an action that changed nothing" : `in a loop of ${period} steps`;
   }
 
   function teacherCell(row) {
@@ -325,7 +341,7 @@
       const cells = [h("td", { class: "num muted" }, row.row), h("td", { class: "item" }, h("a", { href }, row.item_id))];
       if (kind === "episodes") {
         cells.push(h("td", {}, badge(row.success)), h("td", { class: "num" }, number(row.reward)),
-          h("td", { class: "num" }, row.steps), h("td", {}, row.end_reason || ""));
+          h("td", { class: "num" }, row.steps), h("td", {}, [row.end_reason, loopName(row.loop)].filter(Boolean).join(" · ")));
       }
       if (kind === "corrections") cells.push(h("td", { class: "num" }, row.steps), teacherCell(row));
       if (withCategory) cells.push(h("td", {}, row.category || ""));
@@ -480,7 +496,7 @@
     const episode = page.episode;
     const meta = episode.meta || {};
     const facts = [episode.env, page.category, episode.split && `${episode.split} split`, `reward ${number(episode.reward)}`,
-      plural(episode.n_steps, "step"), meta.end_reason && `ended: ${meta.end_reason}`, meta.policy && `policy ${meta.policy}`,
+      plural(episode.n_steps, "step"), meta.end_reason && `ended: ${[meta.end_reason, loopSentence(page.loop)].filter(Boolean).join(", ")}`, meta.policy && `policy ${meta.policy}`,
       meta.model && `model ${meta.model}`, `record ${page.row + 1} of ${count(page.count)}`].filter(Boolean);
     const firstChange = page.correction && !page.correction.mismatch ? page.correction.first_change : null;
     show(h("h1", {}, page.item_id, " ", badge(episode.success)),

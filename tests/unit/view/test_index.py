@@ -10,7 +10,7 @@ import pytest
 from agentcli.data.jsonl import write_records
 from agentcli.errors import UsageError
 from agentcli.view.index import Filters, Indexes, RecordIndex
-from tests.support.view_records import correction, episode, write_many_episodes
+from tests.support.view_records import correction, episode, played, write_many_episodes
 
 
 @pytest.fixture
@@ -83,6 +83,27 @@ def test_filters_by_success_end_reason_category_and_item(episodes_file):
         row for row in range(5) if index.categories[row] == category
     ]
     assert dict(index.categories.counts())[category] >= 1
+
+
+def test_filters_the_episodes_that_ran_out_of_rounds_in_a_loop(tmp_path):
+    at_wall, at_door = ("a wall ahead", "pick up ball"), ("a door ahead", "turn left")
+    records = [
+        played(0, [at_door, at_wall, at_wall]),  # stuck: an action that changed nothing
+        played(1, [at_wall, at_door, at_wall]),  # a loop of two steps
+        played(2, [at_wall, at_door]),  # out of rounds, in no loop
+        played(3, [at_wall, at_wall], end_reason="done"),  # it ended before the limit
+        episode(4, actions=["move forward"], end_reason="error"),
+    ]
+    path = tmp_path / "episodes.jsonl"
+    write_records(path, records)
+    index = RecordIndex(path)
+    assert list(index.loop_periods) == [1, 2, 0, 0, 0]
+    assert index.matching(Filters(loop="looped")) == [0, 1]
+    assert index.matching(Filters(loop="stuck")) == [0]
+    assert index.matching(Filters(loop="looped", end_reason="done")) == []
+    assert index.loop_counts() == [("looped", 2), ("stuck", 1)]
+    write_records(path, records[2:])
+    assert Indexes().get(path).loop_counts() == []  # no choice to offer where none looped
 
 
 def test_the_text_search_looks_in_values_ignoring_case_not_in_keys(episodes_file):

@@ -199,8 +199,12 @@ def test_query_strings_become_filters():
     assert filters_from({"success": "false", "q": "key", "page": "2"}) == Filters(
         success=False, text="key")  # fmt: skip
     assert filters_from({"success": "any", "corrected": "true"}) == Filters(corrected=True)
+    assert filters_from({"loop": "stuck"}) == Filters(loop="stuck")
+    assert filters_from({"loop": "any"}) == Filters()
     with pytest.raises(UsageError, match="success='maybe'"):
         filters_from({"success": "maybe"})
+    with pytest.raises(UsageError, match="loop='often': expected looped, stuck or any"):
+        filters_from({"loop": "often"})
 
 
 def test_the_task_line_is_the_goal_line_else_the_first():
