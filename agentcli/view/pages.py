@@ -198,6 +198,8 @@ class View:
             }
         episode = _validated(Episode, record, index, row)
         steps = [{"t": t, **step.model_dump()} for t, step in enumerate(episode.steps)]
+        for step, earlier in zip(steps, repeated_steps(episode), strict=True):
+            step["repeats"] = earlier
         correction = None
         corrections = self._corrections_index(dataset)
         corrected_row = None if corrections is None else corrections.row_of(episode.item_id)
@@ -273,6 +275,18 @@ def facets(index: RecordIndex) -> dict[str, list[tuple[str, int]]]:
         "loop": index.loop_counts(),
         "category": index.categories.counts(),
     }
+
+
+def repeated_steps(episode: Episode) -> list[int | None]:
+    """For each step, the first earlier step that took the same action in the same state (the
+    observation, as the env wrote it), or None: how a loop shows, step by step."""
+    first: dict[tuple[str, str], int] = {}
+    repeats = []
+    for t, step in enumerate(episode.steps):
+        move = (step.observation, step.action)
+        repeats.append(first.get(move))
+        first.setdefault(move, t)
+    return repeats
 
 
 def task_line(record: dict[str, Any]) -> str:

@@ -164,6 +164,10 @@ def test_the_list_finds_the_episodes_stuck_in_a_loop(shown, browser, artifacts, 
         assert "ended: max_rounds, stuck repeating an action that changed nothing" in (
             browser.text("p.sub")
         )
+        tags = "[...document.querySelectorAll('article.step')]"
+        repeats = browser.evaluate(f"{tags}.map(a => a.querySelector('.tag.repeats')?.innerText)")
+        assert repeats == [None, None, "repeats step 1"]
+        browser.screenshot(artifacts / f"{shown}-stuck.png")
 
 
 def test_a_path_view_cannot_read_is_one_line(tmp_path):

@@ -416,7 +416,8 @@
     if (step.done) outcome.push(h("span", { class: "done" }, "done"));
     // what the agent saw on the left; what it did (and what the teacher would do) on the right
     return h("article", { class: classes.join(" "), id: `step-${step.t}`, "data-step": step.t },
-      h("header", {}, h("span", { class: "t" }, `step ${step.t}`), tag, outcome),
+      h("header", {}, h("span", { class: "t" }, `step ${step.t}`), tag,
+        step.repeats !== null && step.repeats !== undefined ? h("span", { class: "tag repeats" }, "repeats ", jump(step.repeats)) : null, outcome),
       h("div", { class: "step-body" },
         h("div", {}, h("pre", { class: "observation" }, step.observation),
           step.candidate_actions ? h("details", { class: "candidates" }, h("summary", {}, `${step.candidate_actions.length} valid actions`), h("p", {}, step.candidate_actions.join(" · "))) : null),

@@ -15,9 +15,9 @@ from agentcli.iterate.runner import Manifest
 from agentcli.records import PrivilegedState
 from agentcli.run_layout import RunLayout
 from agentcli.view.index import Filters
-from agentcli.view.pages import PAGE_SIZE, View, filters_from, task_line
+from agentcli.view.pages import PAGE_SIZE, View, filters_from, repeated_steps, task_line
 from agentcli.view.source import open_source
-from tests.support.view_records import correction, episode
+from tests.support.view_records import correction, episode, played
 
 ENV = "babyai"
 
@@ -205,6 +205,12 @@ def test_query_strings_become_filters():
         filters_from({"success": "maybe"})
     with pytest.raises(UsageError, match="loop='often': expected looped, stuck or any"):
         filters_from({"loop": "often"})
+
+
+def test_each_step_of_a_loop_names_the_step_it_repeats():
+    at_wall, at_door = ("a wall ahead", "turn left"), ("a door ahead", "pick up ball")
+    cycling = played(0, [at_wall, at_door, at_door, at_wall, at_door])
+    assert repeated_steps(cycling) == [None, None, 1, 0, 1]
 
 
 def test_the_task_line_is_the_goal_line_else_the_first():
