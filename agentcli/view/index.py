@@ -124,6 +124,7 @@ class RecordIndex:
         self.steps = array("L")
         self.end_reasons = Codes()
         self.loop_periods = array("I")  # episodes: ``evaluate.loop_period``, 0 for none
+        self.stuck_actions: dict[int, str] = {}  # row -> the action a stuck episode repeats
         self.categories = Codes()
         self.changed = array("l")  # corrections: steps the teacher changed
         self.first_change = array("l")  # corrections: the first such step, -1 when none
@@ -283,7 +284,10 @@ class RecordIndex:
         meta = value.get("meta")
         reason = meta.get("end_reason") if isinstance(meta, dict) else None
         self.end_reasons.append(reason if isinstance(reason, str) else None)
-        self.loop_periods.append(_loop_period(reason, steps) if kind == "episodes" else 0)
+        period = _loop_period(reason, steps) if kind == "episodes" else 0
+        self.loop_periods.append(period)
+        if period == 1:  # few rows: kept by row, not as a column
+            self.stuck_actions[len(self) - 1] = str(steps[-1].get("action", ""))
         if kind == "corrections":
             changed = [step.get("t", -1) for step in steps
                        if isinstance(step, dict) and step.get("is_corrected")]  # fmt: skip

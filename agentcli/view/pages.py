@@ -161,6 +161,7 @@ class View:
             "reward": index.rewards[row],
             "end_reason": index.end_reasons[row],
             "loop": index.loop_periods[row] or None,
+            "stuck_on": index.stuck_actions.get(row),
         }
         if corrections is not None:
             corrected = corrections.row_of(item)

@@ -157,7 +157,7 @@ def test_the_list_finds_the_episodes_stuck_in_a_loop(shown, browser, artifacts, 
         browser.wait_for("document.body.dataset.ready.includes('loop=looped')")
         ended = browser.evaluate("[...document.querySelectorAll('.episode-row td:nth-child(6)')]"
                                  ".map(td => td.textContent)")  # fmt: skip
-        assert ended == ["max_rounds · stuck", "max_rounds · loop of 2"]
+        assert ended == ["max_rounds · stuck on pick up ball", "max_rounds · loop of 2"]
         browser.screenshot(artifacts / f"{shown}-looped.png")
         browser.click(".episode-row td.item a")
         browser.wait_for("document.querySelector('article.step')")

@@ -308,9 +308,10 @@
 
   // An episode that ran out of rounds in a loop (agentcli/evaluate.py: loop_period): its last
   // action was taken that many steps before in the same state; 1 is an action that changed nothing.
-  function loopName(period) {
+  function loopName(period, action) {
     if (!period) return null;
-    return period === 1 ? "stuck" : `loop of ${period}`;
+    if (period > 1) return `loop of ${period}`;
+    return action ? `stuck on ${action}` : "stuck";
   }
 
   function loopSentence(period) {
@@ -341,7 +342,7 @@
       const cells = [h("td", { class: "num muted" }, row.row), h("td", { class: "item" }, h("a", { href }, row.item_id))];
       if (kind === "episodes") {
         cells.push(h("td", {}, badge(row.success)), h("td", { class: "num" }, number(row.reward)),
-          h("td", { class: "num" }, row.steps), h("td", {}, [row.end_reason, loopName(row.loop)].filter(Boolean).join(" · ")));
+          h("td", { class: "num" }, row.steps), h("td", {}, [row.end_reason, loopName(row.loop, row.stuck_on)].filter(Boolean).join(" · ")));
       }
       if (kind === "corrections") cells.push(h("td", { class: "num" }, row.steps), teacherCell(row));
       if (withCategory) cells.push(h("td", {}, row.category || ""));
