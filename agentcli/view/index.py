@@ -124,7 +124,6 @@ class RecordIndex:
         self.steps = array("L")
         self.end_reasons = Codes()
         self.loop_periods = array("I")  # episodes: ``evaluate.loop_period``, 0 for none
-        self.stuck_actions: dict[int, str] = {}  # row -> the action a stuck episode repeats
         self.categories = Codes()
         self.changed = array("l")  # corrections: steps the teacher changed
         self.first_change = array("l")  # corrections: the first such step, -1 when none
@@ -204,8 +203,8 @@ class RecordIndex:
 
     def loop_counts(self) -> list[tuple[str, int]]:
         """(looped, episodes), (stuck, episodes): the list's choices; none in a file without."""
-        counts = [(loop, sum(self._loop_mask(loop))) for loop in LOOPS]
-        return counts if counts[0][1] else []
+        looped = len(self.loop_periods) - self.loop_periods.count(0)
+        return [("looped", looped), ("stuck", self.loop_periods.count(1))] if looped else []
 
     def _changes(self, corrected: RecordIndex | None) -> array[int] | list[int]:
         """Steps the teacher changed, per row (a file of corrections says it itself)."""
@@ -284,10 +283,7 @@ class RecordIndex:
         meta = value.get("meta")
         reason = meta.get("end_reason") if isinstance(meta, dict) else None
         self.end_reasons.append(reason if isinstance(reason, str) else None)
-        period = _loop_period(reason, steps) if kind == "episodes" else 0
-        self.loop_periods.append(period)
-        if period == 1:  # few rows: kept by row, not as a column
-            self.stuck_actions[len(self) - 1] = str(steps[-1].get("action", ""))
+        self.loop_periods.append(_loop_period(reason, steps) if kind == "episodes" else 0)
         if kind == "corrections":
             changed = [step.get("t", -1) for step in steps
                        if isinstance(step, dict) and step.get("is_corrected")]  # fmt: skip

@@ -161,7 +161,7 @@ class View:
             "reward": index.rewards[row],
             "end_reason": index.end_reasons[row],
             "loop": index.loop_periods[row] or None,
-            "stuck_on": index.stuck_actions.get(row),
+            "stuck_on": _stuck_on(record) if index.loop_periods[row] == 1 else None,
         }
         if corrections is not None:
             corrected = corrections.row_of(item)
@@ -417,6 +417,11 @@ def _first_line(text: str) -> str:
 def _clip(text: str) -> str:
     text = text.strip()
     return text if len(text) <= _TASK_CHARS else text[: _TASK_CHARS - 1] + "…"
+
+
+def _stuck_on(record: dict[str, Any]) -> str:
+    """The action a stuck episode repeats: its last."""
+    return str(record["steps"][-1].get("action", ""))
 
 
 def _or_none(value: int) -> int | None:

@@ -98,7 +98,6 @@ def test_filters_the_episodes_that_ran_out_of_rounds_in_a_loop(tmp_path):
     write_records(path, records)
     index = RecordIndex(path)
     assert list(index.loop_periods) == [1, 2, 0, 0, 0]
-    assert index.stuck_actions == {0: "pick up ball"}
     assert index.matching(Filters(loop="looped")) == [0, 1]
     assert index.matching(Filters(loop="stuck")) == [0]
     assert index.matching(Filters(loop="looped", end_reason="done")) == []

@@ -213,6 +213,20 @@ def test_each_step_of_a_loop_names_the_step_it_repeats():
     assert repeated_steps(cycling) == [None, None, 1, 0, 1]
 
 
+def test_a_stuck_episodes_row_names_the_action_it_repeats(tmp_path):
+    at_wall, at_door = ("a wall ahead", "pick up ball"), ("a door ahead", "turn left")
+    path = tmp_path / "episodes.jsonl"
+    write_records(
+        path, [played(0, [at_door, at_wall, at_wall]), played(1, [at_wall, at_door, at_wall])]
+    )
+    page = View(open_source(path)).list_page("episodes.jsonl", Filters(loop="looped"))
+    assert [(row["loop"], row["stuck_on"]) for row in page["rows"]] == [
+        (1, "pick up ball"),
+        (2, None),
+    ]
+    assert page["facets"]["loop"] == [("looped", 2), ("stuck", 1)]
+
+
 def test_the_task_line_is_the_goal_line_else_the_first():
     textcraft = {"steps": [{"observation": "Crafting commands:\ncraft 1 x\n\nGoal: craft y."}]}
     assert task_line(textcraft) == "Goal: craft y."
