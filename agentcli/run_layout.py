@@ -9,8 +9,9 @@ corrections, with the demos and earlier corrections, make iteration k+1's ``data
 ``iterate`` gives each environment a layout of its own (``env``: ``runs/<name>/<env>/``) for
 what is per environment (demos, rollouts, corrections, its training set, eval), and keeps at
 the run's root what the environments share: the mixed training set, the models, the manifest.
-``control`` holds iteration 1's matched control: model 0 trained on as many states of the
-expert's own episodes as iteration 1 has corrected states of the student's. ``variant`` holds
+``control`` holds iteration k's matched control: the control of iteration k-1 (model 0 for
+iteration 1) trained on as many states of the expert's own episodes as iteration k has
+corrected states of the student's. ``variant`` holds
 an alternative to iteration k's model (``iterate``'s ``variants``): trained from where
 iteration k starts by other settings, in ``iter<k>/variants/<name>/``.
 """
@@ -22,8 +23,23 @@ from dataclasses import dataclass
 from pathlib import Path
 
 _ITERATION = re.compile(r"iter(?P<k>[0-9]+)")
+_CONTROL = re.compile(r"control(?P<k>[2-9]|[1-9][0-9]+)?")
 _SEED = re.compile(r"seed(?P<seed>[0-9]+)")
 MANIFEST_NAME = "manifest.json"
+CONTROL = "control"  # iteration 1's matched control: its label in reports, and its folder
+
+
+def control_label(k: int) -> str:
+    """Iteration k's matched control, as reports name it and its folder is called:
+    ``control`` (iteration 1, as before later iterations had controls), ``control2``, ..."""
+    return CONTROL if k == 1 else f"{CONTROL}{k}"
+
+
+def control_iteration(label: str) -> int | None:
+    """The iteration whose matched control ``label`` names (``control``: 1, ``control2``: 2);
+    None for any other model's label."""
+    found = _CONTROL.fullmatch(label)
+    return None if found is None else int(found["k"] or 1)
 
 
 def seed_run(run: Path, seed: int) -> Path:
@@ -123,27 +139,23 @@ class RunLayout:
         """In an environment's part of the run: the variant's eval on the iteration's items."""
         return self.variant(k, name) / "eval"
 
-    @property
-    def control(self) -> Path:
-        return self.root / "control"
+    def control(self, k: int) -> Path:
+        """Iteration k's matched control: ``control/`` for iteration 1 (where runs made before
+        later iterations had controls keep it), ``control<k>/`` for a later one."""
+        return self.root / control_label(k)
 
-    @property
-    def control_demos(self) -> Path:
-        """The expert's episodes on the items iteration 0's model was rolled out on."""
-        return self.control / "demos.jsonl"
+    def control_demos(self, k: int) -> Path:
+        """The expert's episodes on the items model k-1 was rolled out on."""
+        return self.control(k) / "demos.jsonl"
 
-    @property
-    def control_annotated_demos(self) -> Path:
-        return self.control / "demos.annotated.jsonl"
+    def control_annotated_demos(self, k: int) -> Path:
+        return self.control(k) / "demos.annotated.jsonl"
 
-    @property
-    def control_data(self) -> Path:
-        return self.control / "data"
+    def control_data(self, k: int) -> Path:
+        return self.control(k) / "data"
 
-    @property
-    def control_model(self) -> Path:
-        return self.control / "model"
+    def control_model(self, k: int) -> Path:
+        return self.control(k) / "model"
 
-    @property
-    def control_eval(self) -> Path:
-        return self.control / "eval"
+    def control_eval(self, k: int) -> Path:
+        return self.control(k) / "eval"

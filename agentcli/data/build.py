@@ -10,10 +10,11 @@ only) or as one prompt per step (``single-prompt``, LEAP's way: the history in o
 message). Items are split into train and test by a hash of their id, so an item stays on its
 side however many items later iterations add.
 
-``control`` builds iteration 1's matched control instead: the demos plus as many states of the
-expert's own episodes on the items the student was rolled out on (``control/demos.jsonl``) as
-iteration 1 has corrected states of the student's, each learned the way a correction is. So the
-control trains as much, on as many extra states, and differs only in whose states they are.
+``control`` builds iteration k's matched control instead: the demos plus as many states of the
+expert's own episodes on the items the students were rolled out on (``control/demos.jsonl``,
+and ``control<j>/demos.jsonl`` for each later iteration j ≤ k) as iteration k has corrected
+states of the students', each learned the way a correction is. So the control trains as much,
+on as many extra states, and differs only in whose states they are.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ from agentcli.records import (
     parse_item_id,
 )
 from agentcli.resume import guard_output
-from agentcli.run_layout import RunLayout
+from agentcli.run_layout import RunLayout, control_label
 from agentcli.trained_view import data_view_path, write_view
 
 log = logging.getLogger("agentgym.data")
@@ -109,11 +110,14 @@ class BuildDataConfig(DataSettings):
     )
     control: bool = Field(
         False,
-        description="Iteration 1's matched control: iteration 0's corrected states swapped for "
-        "as many states of the expert's own episodes on the same items (control/demos.jsonl).",
+        description="Iteration k's matched control: the corrected states swapped for as many"
+        " states of the expert's own episodes on the same items (control/demos.jsonl, and"
+        " control<j>/demos.jsonl of each later iteration j ≤ k).",
     )
     out: Path | None = Field(
-        None, description="Output directory (default: <run>/iter<k>/data, <run>/control/data)."
+        None,
+        description="Output directory (default: <run>/iter<k>/data; the control's:"
+        " <run>/control/data for iteration 1, <run>/control<k>/data after).",
     )
     overwrite: bool = Field(
         False, description="Replace a training set built with other settings (else refused)."
@@ -130,10 +134,10 @@ class BuildDataConfig(DataSettings):
         return self
 
     @model_validator(mode="after")
-    def _control_is_iteration_one(self) -> BuildDataConfig:
-        if self.control and (self.iter != 1 or self.method == "dpo"):
+    def _control_matches_corrections(self) -> BuildDataConfig:
+        if self.control and (self.iter == 0 or self.method == "dpo"):
             raise ValueError(
-                "the control continues iteration 0 as iteration 1 does: build it with --iter 1"
+                "the control matches an iteration's corrections: build it with --iter 1 or later"
                 " and method bc or sft (the expert's own states have no rejected turn)"
             )
         return self
@@ -141,7 +145,9 @@ class BuildDataConfig(DataSettings):
     @property
     def out_dir(self) -> Path:
         layout = RunLayout(self.run)
-        return self.out or (layout.control_data if self.control else layout.data(self.iter))
+        return self.out or (
+            layout.control_data(self.iter) if self.control else layout.data(self.iter)
+        )
 
     @property
     def train_path(self) -> Path:
@@ -232,7 +238,7 @@ def training_set(config: BuildDataConfig) -> TrainingSet:
         corrections = _balanced(corrections, config.seed)
     if config.control:
         corrected = sum(len(examples) for examples in corrections.values())
-        corrections = {"control": _expert_examples(layout, corrected, config.seed)}
+        corrections = {"control": _expert_examples(layout, config.iter, corrected, config.seed)}
     sources |= corrections
     check_style(
         [example.episode for examples in sources.values() for example in examples], config.view
@@ -293,22 +299,32 @@ def _successful_demos(path: Path) -> list[Episode]:
     return _in_item_order([episode for _, episode in latest.values()])
 
 
-def _expert_examples(layout: RunLayout, count: int, seed: int) -> list[_Example]:
-    """``count`` states of the expert's successful episodes in ``control/demos.jsonl`` (the
-    annotated ones when annotate ran), sampled with a seed; when they hold fewer states, each
-    is used once before any is used again."""
-    annotated = layout.control_annotated_demos
-    path = annotated if annotated.exists() else layout.control_demos
-    if not path.exists():
-        raise UsageError(f"{path} does not exist: run the control's collect stage first")
+def _expert_examples(layout: RunLayout, k: int, count: int, seed: int) -> list[_Example]:
+    """``count`` states of the expert's successful episodes on the items the students of
+    iterations 0..k-1 were rolled out on (the demos of the controls of iterations 1..k, the
+    annotated ones where annotate ran; an item's episode once), sampled with a seed; when they
+    hold fewer states, each is used once before any is used again."""
+    episodes: dict[str, Episode] = {}
+    for j in range(1, k + 1):
+        annotated = layout.control_annotated_demos(j)
+        path = annotated if annotated.exists() else layout.control_demos(j)
+        if not path.exists():
+            raise UsageError(
+                f"{path} does not exist: run the collect stage of iteration {j}'s control first"
+            )
+        for episode in _in_item_order(read_records(path, Episode)):
+            episodes.setdefault(episode.item_id, episode)
     states = [
         _Example(episode, t, (step.reason, step.action))
-        for episode in _in_item_order(read_records(path, Episode))
+        for episode in episodes.values()
         if episode.success
         for t, step in enumerate(episode.steps)
     ]
     if not states and count:
-        raise UsageError(f"{path} holds no successful episode: collect the control again")
+        raise UsageError(
+            f"{path} and the control's earlier demos hold no successful episode: collect the"
+            " control again"
+        )
     if count > len(states):
         log.warning(
             "control: the expert's episodes hold %d states for %d corrected ones, so states"
@@ -316,7 +332,7 @@ def _expert_examples(layout: RunLayout, count: int, seed: int) -> list[_Example]
             len(states),
             count,
         )
-    rng = random.Random(f"{seed}:control")
+    rng = random.Random(f"{seed}:{control_label(k)}")
     chosen: list[_Example] = []
     while len(chosen) < count:
         chosen += rng.sample(states, min(len(states), count - len(chosen)))

@@ -89,9 +89,9 @@ class IterateConfig(CommandConfig):
     train_from: Literal["previous", "start"] = Field(
         "previous",
         description="What iterations from 1 on train from. previous: the last iteration's"
-        " model, continued on the iteration's data (the control: model 0); start: the model"
-        " iteration 0 started from, trained afresh on the same data (DAgger's way; the"
-        " control likewise).",
+        " model, continued on the iteration's data (a control: the last iteration's control,"
+        " model 0 for iteration 1's); start: the model iteration 0 started from, trained"
+        " afresh on the same data (DAgger's way; the controls likewise).",
     )
     view: StudentView = Field(
         default_factory=StudentView,
@@ -111,8 +111,9 @@ class IterateConfig(CommandConfig):
     )
     control: bool = Field(
         False,
-        description="Iteration 1 also trains model 0 on as many states of the expert's own"
-        " episodes as it corrects of the student's, and evaluates it.",
+        description="Each iteration from 1 on also trains its matched control: the last"
+        " iteration's control (model 0 for iteration 1) on as many states of the expert's own"
+        " episodes as the iteration has corrected states of the students', and evaluates it.",
     )
     env_servers: dict[str, list[str]] = Field(
         default_factory=dict,
@@ -196,7 +197,10 @@ class IterateConfig(CommandConfig):
                 " cost with its own command (agentgym correct --dry-run …)"
             )
         if self.control and self.method == "dpo":
-            raise ValueError("the control learns expert states, which have no rejected turn")
+            raise ValueError(
+                "the control learns expert states, which have no rejected turn: set control:"
+                f" false for a dpo iteration (iterations: {{{self.iter}: {{control: false}}}})"
+            )
         if self.method == "grpo" and self.iter == 0:
             raise ValueError(
                 "grpo improves a student that already acts: train iteration 0 with bc or sft"
@@ -207,10 +211,11 @@ class IterateConfig(CommandConfig):
                 "grpo improves the last iteration's student by playing it: set train_from:"
                 " previous for a grpo iteration"
             )
-        if self.method == "grpo" and self.control and self.iter == 1:
+        if self.method == "grpo" and self.control:
             raise ValueError(
-                "the control matches iteration 1's corrections, which grpo makes none of:"
-                " set control: false, or make iteration 1 a LEAP iteration"
+                f"the control matches iteration {self.iter}'s corrections, which grpo makes"
+                f" none of: set control: false for it (iterations: {{{self.iter}: {{control:"
+                " false}}}), or make it a LEAP iteration"
             )
         return self
 

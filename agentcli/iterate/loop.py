@@ -110,6 +110,17 @@ def run_iteration(
             f"iteration {k} starts from iteration {k - 1}'s model, which is not trained"
             f" yet: run --iter {k - 1} first (seed {config.seed})"
         )
+    if (
+        k > 1
+        and config.control
+        and config.train_from == "previous"
+        and manifest.stages.get(f"iter{k - 1}/control-train", {}).get("status") != DONE
+    ):
+        raise UsageError(
+            f"iteration {k}'s control continues iteration {k - 1}'s, which is not trained"
+            f" (seed {config.seed}): run --iter {k - 1} with control: true, or set control: false"
+            f" for iteration {k} (iterations: {{{k}: {{control: false}}}})"
+        )
     stages = iteration_stages(config, progress or no_progress)
     check_plan(stages, manifest, from_stage=from_stage, force=force)
     dump_config(config, layout.iteration(k) / CONFIG_NAME)

@@ -2,8 +2,9 @@
 
 It reads the run's manifest (which iterations and environments ran, where each teacher
 stage's cost ledger is), each eval's ``metrics.json`` and each training's summary; the
-control (iteration 1's matched control) and each variant of an iteration are rows of their
-own, labelled ``control`` and ``<k>:<name>`` beside the iterations' ``0``, ``1``, ...
+matched control of an iteration and each of its variants are rows of their own, labelled
+``control`` (iteration 1's; ``control<k>`` for iteration k's) and ``<k>:<name>`` beside the
+iterations' ``0``, ``1``, ...
 Differences in success between models evaluated on the same items are paired over those
 items (``agentcli.compare``), with their standard error. ``write_report`` puts the rows and
 comparisons beside the run's manifest: ``report.csv``, ``report.json`` and the plot
@@ -28,13 +29,12 @@ from agentcli.errors import UsageError
 from agentcli.evaluate import ALL
 from agentcli.iterate.runner import Manifest
 from agentcli.records import Episode
-from agentcli.run_layout import RunLayout, seed_run
+from agentcli.run_layout import CONTROL, RunLayout, control_iteration, control_label, seed_run
 from agentcli.train.config import SUMMARY_NAME
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-CONTROL = "control"
 PLOT_NAME = "report.png"
 CSV_NAME = "report.csv"
 JSON_NAME = "report.json"
@@ -46,7 +46,7 @@ class NotEvaluatedError(UsageError):
 
 @dataclass(frozen=True)
 class Row:
-    iteration: str  # a model's label: "0", "1", ..., "control", "1:dpo" (a variant of 1)
+    iteration: str  # a model's label: "0", "1", ..., "control", "control2", "1:dpo"
     env: str
     episodes: int
     success_rate: float
@@ -105,12 +105,13 @@ def variant_label(k: int, name: str) -> str:
 
 
 def label_iteration(label: str) -> int:
-    """The iteration a model belongs to: the control and iteration 1's variants to 1."""
-    return 1 if label == CONTROL else int(label.partition(":")[0])
+    """The iteration a model belongs to: iteration k's control and variants to k."""
+    k = control_iteration(label)
+    return int(label.partition(":")[0]) if k is None else k
 
 
 def label_variant(label: str) -> str | None:
-    """A variant's name (``dpo`` of ``1:dpo``); None for an iteration's model and the control."""
+    """A variant's name (``dpo`` of ``1:dpo``); None for an iteration's model and a control."""
     return label.partition(":")[2] or None
 
 
@@ -118,7 +119,7 @@ def record_label(record: dict[str, Any]) -> str:
     """The label of the model a report file's record is of (its ``iteration``, ``control``
     and ``variant``; a file written before variants has no ``variant``)."""
     if record["control"]:
-        return CONTROL
+        return control_label(record["iteration"])
     variant = record.get("variant")
     return variant_label(record["iteration"], variant) if variant else str(record["iteration"])
 
@@ -129,8 +130,8 @@ def is_iteration(label: str) -> bool:
 
 
 def read_report(run: Path) -> list[Row]:
-    """One row per evaluated (model, env): each iteration's, then the control after iteration
-    1, then the iteration's variants."""
+    """One row per evaluated (model, env): each iteration's, then its control, then its
+    variants."""
     layout = RunLayout(run)
     if not layout.manifest.exists():
         raise UsageError(
@@ -148,7 +149,7 @@ def read_report(run: Path) -> list[Row]:
     for k in sorted(int(key) for key in manifest.iterations):
         config = manifest.iterations[str(k)]["config"]
         method = config.get("method")  # the control learns as its iteration does
-        methods = {str(k): method, **({CONTROL: method} if k == 1 else {})}
+        methods = {str(k): method, **({control_label(k): method} if k >= 1 else {})}
         for name, settings in (config.get("variants") or {}).items():
             methods[variant_label(k, name)] = settings.get("method", method)
         for label, method in methods.items():
@@ -193,15 +194,15 @@ def read_report(run: Path) -> list[Row]:
 def baselines(label: str) -> dict[str, str]:
     """What a model is compared with, by the name of the comparison: ``previous``, iteration
     k-1 (for iteration k ≥ 1 and its variants); ``iteration``, the iteration's own model (for a
-    variant); ``control`` (for iteration 1)."""
+    variant); ``control``, the iteration's matched control (for iteration k ≥ 1)."""
     k = label_iteration(label)
-    if label == CONTROL:
+    if control_iteration(label) is not None:
         return {}
     found = {"previous": str(k - 1)} if k >= 1 else {}
     if label_variant(label):
         found["iteration"] = str(k)
-    elif k == 1:
-        found[CONTROL] = CONTROL
+    elif k >= 1:
+        found[CONTROL] = control_label(k)
     return found
 
 
@@ -266,7 +267,7 @@ def write_report(run: Path) -> tuple[list[Row], list[Comparison]]:
 
 
 def row_record(row: Row) -> dict[str, Any]:
-    """A row as the report files hold it: the control is iteration 1's (``control`` true)."""
+    """A row as the report files hold it: a control is its iteration's (``control`` true)."""
     return {
         **_model_record(row),
         "method": row.method,
@@ -326,7 +327,7 @@ def _model_record(row: Row) -> dict[str, Any]:
     return {
         "seed": row.seed,
         "iteration": label_iteration(row.iteration),
-        "control": row.iteration == CONTROL,
+        "control": control_iteration(row.iteration) is not None,
         "variant": label_variant(row.iteration),
         "env": row.env,
         "split": row.split,
@@ -341,7 +342,7 @@ def report_csv(rows: list[Row], comparisons: list[Comparison]) -> str:
     """One line per row (``task_type`` ``all``), then one per row and task type where the env
     has types; a model's comparisons in its own line (``baselines``): ``vs_previous_*``
     (against iteration k-1), ``vs_iteration_*`` (a variant against its iteration's model) and
-    ``vs_control_*`` (iteration 1 against the control), empty elsewhere."""
+    ``vs_control_*`` (iteration k against its control), empty elsewhere."""
     found = {(c.model, c.baseline, c.env): c for c in comparisons}
     columns = list(row_record(rows[0]))
     columns.insert(columns.index("env") + 1, "task_type")
@@ -363,8 +364,8 @@ def report_csv(rows: list[Row], comparisons: list[Comparison]) -> str:
 
 def eval_dir(where: RunLayout, label: str) -> Path:
     """Where the model ``label`` was evaluated, in an environment's part of a run."""
-    if label == CONTROL:
-        return where.control_eval
+    if (k := control_iteration(label)) is not None:
+        return where.control_eval(k)
     name = label_variant(label)
     k = label_iteration(label)
     return where.variant_eval(k, name) if name else where.eval(k)
@@ -372,8 +373,8 @@ def eval_dir(where: RunLayout, label: str) -> Path:
 
 def model_dir(layout: RunLayout, label: str) -> Path:
     """Where the model ``label`` is, in a run."""
-    if label == CONTROL:
-        return layout.control_model
+    if (k := control_iteration(label)) is not None:
+        return layout.control_model(k)
     name = label_variant(label)
     k = label_iteration(label)
     return layout.variant_model(k, name) if name else layout.model(k)
@@ -461,7 +462,7 @@ def side_markers(labels: Iterable[str]) -> dict[str, tuple[str, float]]:
 class TypeBar:
     """One bar of the task-type panel: a model's success on one type, with its error."""
 
-    model: str  # "iteration 0", "control", ...
+    model: str  # "iteration 0", "control", "control2", ...
     task_type: str
     success_rate: float
     error: float
@@ -491,7 +492,7 @@ def draw_task_types(axes: Any, bars: list[TypeBar], *, error: str) -> None:
 
 def model_label(label: str) -> str:
     """How a report names a model: ``iteration 1``, ``control``, ``iteration 1 dpo``."""
-    if label == CONTROL:
+    if control_iteration(label) is not None:
         return label
     name = label_variant(label)
     return f"iteration {label_iteration(label)}" + (f" {name}" if name else "")
@@ -515,7 +516,8 @@ def _teacher_costs(manifest: Manifest, layout: RunLayout) -> dict[tuple[str, str
         ledger = layout.root / Path(entry["ledger"]).relative_to(recorded_run)
         if not ledger.exists():  # nothing was sent: the oracle, or an answer from the cache
             continue
-        label = CONTROL if entry["stage"].startswith("control-") else str(entry["iteration"])
+        k = entry["iteration"]
+        label = control_label(k) if entry["stage"].startswith(f"{CONTROL}-") else str(k)
         spent = sum(line.cost_usd for line in read_records(ledger, LedgerEntry))
         costs[(label, entry["env"])] = costs.get((label, entry["env"]), 0.0) + spent
     return costs

@@ -31,7 +31,6 @@ from agentcli.common import write_atomic
 from agentcli.compare import Comparison
 from agentcli.errors import UsageError
 from agentcli.iterate.report import (
-    CONTROL,
     CSV_NAME,
     JSON_NAME,
     PLOT_NAME,
@@ -54,7 +53,7 @@ from agentcli.iterate.report import (
     type_label,
 )
 from agentcli.iterate.runner import Manifest
-from agentcli.run_layout import RunLayout, seed_run, seeds_of
+from agentcli.run_layout import RunLayout, control_iteration, seed_run, seeds_of
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -71,7 +70,7 @@ class SeedReport:
 class Spread:
     """One model's success in one env across seeds."""
 
-    iteration: str  # the model's label: "0", "1", ..., "control", "1:dpo" (a variant of 1)
+    iteration: str  # the model's label: "0", "1", ..., "control", "control2", "1:dpo"
     env: str
     seeds: int
     mean: float
@@ -190,7 +189,7 @@ def sweep_csv(sweep: Sweep) -> str:
 def _spread_record(spread: Spread) -> dict[str, Any]:
     return {
         "iteration": label_iteration(spread.iteration),
-        "control": spread.iteration == CONTROL,
+        "control": control_iteration(spread.iteration) is not None,
         "variant": label_variant(spread.iteration),
         "env": spread.env,
         "seeds": spread.seeds,

@@ -29,7 +29,7 @@ class Progress(Protocol):
 
 def iteration_stages(config: IterateConfig, progress: Progress) -> list[Stage]:
     """Every stage of ``config.iter``, in the order they run: what the iteration learns from,
-    its model, the control's (iteration 1), then each variant's."""
+    its model, its matched control's, then each variant's."""
     plan = _Plan(config, progress)
     k = config.iter
     variants = {name: config.variant(name) for name in config.variants}
@@ -46,12 +46,12 @@ def iteration_stages(config: IterateConfig, progress: Progress) -> list[Stage]:
         stages += [plan.rollout(env) for env in config.envs]
         stages += [plan.correct(env) for env in config.envs]
     stages += plan.model_stages()
-    if k == 1 and config.control:
+    if k >= 1 and config.control:
         stages += [plan.collect(env, control=True) for env in config.envs]
         if config.annotate:
             stages += [plan.annotate(env, control=True) for env in config.envs]
         stages.append(plan.build_data(control=True))
-        stages.append(plan.train(plan.start, control=True))  # from where iteration 1 starts
+        stages.append(plan.train(plan.control_start, control=True))
         stages += [plan.eval(env, control=True) for env in config.envs]
     for name, variant in variants.items():
         stages += _Plan(variant, progress, variant=name).model_stages()
@@ -80,6 +80,15 @@ class _Plan:
         if k == 0 or config.train_from == "start":
             return config.start_model
         return self.layout.model(k - 1)
+
+    @property
+    def control_start(self) -> Path:
+        """The model this iteration's control trains from: where iteration 1 starts, then the
+        control of the iteration before (each control continues the last, as the iterations
+        do)."""
+        if self.k == 1 or self.config.train_from == "start":
+            return self.start
+        return self.layout.control_model(self.k - 1)
 
     def model_stages(self) -> list[Stage]:
         """Train the plan's model (the iteration's, or its variant's) from where the iteration
@@ -122,7 +131,7 @@ class _Plan:
     # --- per environment ---------------------------------------------------------------------
 
     def collect(self, env: str, *, control: bool) -> Stage:
-        """The expert's demos; for the control, on the items the student is rolled out on."""
+        """The expert's demos; for the control, on the items model k-1 is rolled out on."""
         where = self.layout.env(env)
         settings = self.config.collect
         if control:  # the expert plays as in collect, on the items the student is rolled out on
@@ -131,7 +140,7 @@ class _Plan:
         rollout = self._rollout_config(
             env,
             settings,
-            out=where.control_demos if control else where.demos,
+            out=where.control_demos(self.k) if control else where.demos,
             policy={"kind": "oracle"},
             section="collect",
         )
@@ -148,8 +157,8 @@ class _Plan:
         from agentcli.teacher.stages import annotate
 
         where = self.layout.env(env)
-        demos = where.control_demos if control else where.demos
-        out = where.control_annotated_demos if control else where.annotated_demos
+        demos = where.control_demos(self.k) if control else where.demos
+        out = where.control_annotated_demos(self.k) if control else where.annotated_demos
         config = self._teacher_config(AnnotateConfig, env, demos=demos, out=out)
         return self._stage(
             "control-annotate" if control else "annotate",
@@ -294,8 +303,9 @@ class _Plan:
             inputs += [where.demos, where.annotated_demos]
             for j in range(self.k):
                 inputs += [where.rollout(j), where.corrections(j)]
-            if control:
-                inputs += [where.control_demos, where.control_annotated_demos]
+            if control:  # the expert's episodes of this control and the earlier ones
+                for j in range(1, self.k + 1):
+                    inputs += [where.control_demos(j), where.control_annotated_demos(j)]
         return Stage(
             name=self._name("build-data", control=control),
             iteration=self.k,
@@ -402,14 +412,14 @@ class _Plan:
 
     def _data(self, *, control: bool) -> Path:
         if control:
-            return self.layout.control_data
+            return self.layout.control_data(self.k)
         if self.variant:
             return self.layout.variant_data(self.k, self.variant)
         return self.layout.data(self.k)
 
     def _model(self, *, control: bool) -> Path:
         if control:
-            return self.layout.control_model
+            return self.layout.control_model(self.k)
         if self.variant:
             return self.layout.variant_model(self.k, self.variant)
         return self.layout.model(self.k)
@@ -417,7 +427,7 @@ class _Plan:
     def _eval(self, env: str, *, control: bool) -> Path:
         where = self.layout.env(env)
         if control:
-            return where.control_eval
+            return where.control_eval(self.k)
         if self.variant:
             return where.variant_eval(self.k, self.variant)
         return where.eval(self.k)

@@ -17,12 +17,11 @@ from pathlib import Path
 from typing import Literal
 
 from agentcli.errors import UsageError
-from agentcli.run_layout import RunLayout, seed_run, seeds_of
+from agentcli.run_layout import RunLayout, control_iteration, control_label, seed_run, seeds_of
 
 log = logging.getLogger("agentgym.view")
 
 SourceKind = Literal["run", "folder", "file"]
-CONTROL = "control"
 EPISODES_FILE = "episodes.jsonl"  # what rollout and eval write into their folder
 _NOT_A_SOURCE = (
     "give a run directory (runs/<name>), an eval or rollout directory (holding episodes.jsonl),"
@@ -146,7 +145,7 @@ def _run_datasets(layout: RunLayout, within: Root) -> list[Dataset]:
             layout.env(env), env=env, within=within, iterations=iterations
         )  # fmt: skip
     ]
-    # iteration by iteration, the control after iteration 1 (as the report lists them); the
+    # iteration by iteration, each control after its iteration (as the report lists them); the
     # files of one iteration and env in the order they were made
     order = {dataset.id: position for position, dataset in enumerate(found)}
     return sorted(found, key=lambda d: (_iteration_position(d.iteration), order[d.id]))
@@ -187,20 +186,23 @@ def _layout_datasets(
             evaluated = layout.variant_eval(k, name)
             add(evaluated / EPISODES_FILE, f"model {k} {name} on held-out items", "eval",
                 f"{k}:{name}", metrics=evaluated / "metrics.json")  # fmt: skip
-    add(layout.control_demos, "the expert on model 0's rollout items", "control demos", CONTROL)
-    add(layout.control_annotated_demos, "the expert on model 0's rollout items, annotated",
-        "control annotated demos", CONTROL)  # fmt: skip
-    control_eval = layout.control_eval / EPISODES_FILE
-    add(control_eval, "the control on held-out items", "eval", CONTROL,
-        metrics=layout.control_eval / "metrics.json")  # fmt: skip
+        if k == 0:
+            continue
+        control, items = control_label(k), f"model {k - 1}'s rollout items"  # its matched control
+        add(layout.control_demos(k), f"the expert on {items}", "control demos", control)
+        add(layout.control_annotated_demos(k), f"the expert on {items}, annotated",
+            "control annotated demos", control)  # fmt: skip
+        evaluated = layout.control_eval(k)
+        add(evaluated / EPISODES_FILE, f"the {control} on held-out items", "eval", control,
+            metrics=evaluated / "metrics.json")  # fmt: skip
     return found
 
 
 def _iteration_position(label: str | None) -> float:
-    """Where a model's files come in a run's list: its iteration's, the control's after
-    iteration 1's, a variant's (``1:dpo``) after its iteration's and the control's."""
-    if label == CONTROL:
-        return 1.5
+    """Where a model's files come in a run's list: its iteration's, then its control's, then
+    a variant's (``1:dpo``)."""
+    if (k := control_iteration(label or "")) is not None:
+        return k + 0.5
     k, variant, _ = (label or "0").partition(":")
     return int(k) + (0.7 if variant else 0)
 

@@ -2,7 +2,8 @@
 (tests/fixtures/iterate-tiny.yaml), killed with SIGKILL in the middle of iteration 1's
 training, then rerun: it finishes without redoing any earlier stage, whose files stay
 byte-identical, and writes the run's report, which ``report`` prints. A variant added to
-iteration 1 afterwards runs alone and joins the report."""
+iteration 1 afterwards runs alone and joins the report; iteration 2's control continues
+iteration 1's."""
 
 from __future__ import annotations
 
@@ -142,3 +143,18 @@ def test_iterate_survives_a_kill_during_training_and_report_draws_it(tiny_model,
     assert "textcraft: iteration 1 dpo − iteration 0: " in stdout
     written = json.loads((run / "report.json").read_text())
     assert [(r["iteration"], r["variant"]) for r in written["rows"]][-1] == (1, "dpo")
+
+    # iteration 2, and its control continued from iteration 1's on the expert's states
+    second = agentgym("iterate", "--config", str(FIXTURE), "--iter", "2", *command[5:])
+    stdout, stderr = second.communicate(timeout=300)
+    assert second.returncode == 0, stderr[-3000:]
+    assert "iteration 2: 10 stages run, 0 skipped" in stdout and "; control textcraft: " in stdout
+    control = stages(run)["iter2/control-train"]["config"]
+    assert (control["model"], control["out"]) == (str(run / "control" / "model"),
+                                                  str(run / "control2" / "model"))  # fmt: skip
+    report = agentgym("report", str(run))
+    stdout, stderr = report.communicate(timeout=120)
+    assert report.returncode == 0, stderr
+    assert "textcraft: iteration 2 − control2: " in stdout
+    written = json.loads((run / "report.json").read_text())
+    assert [(r["iteration"], r["control"]) for r in written["rows"]][-2:] == [(2, False), (2, True)]

@@ -14,7 +14,10 @@ from pathlib import Path
 import pytest
 
 from agentcli.data.jsonl import read_records, write_records
+from agentcli.evaluate import compute_metrics, write_metrics
+from agentcli.iterate.runner import Manifest
 from agentcli.records import Correction
+from agentcli.run_layout import RunLayout
 from tests.support.browser import NOT_INSTALLED, Browser, chromium
 from tests.support.cli import agentgym
 from tests.support.runs import evaluated_run
@@ -168,6 +171,32 @@ def test_the_list_finds_the_episodes_stuck_in_a_loop(shown, browser, artifacts, 
         repeats = browser.evaluate(f"{tags}.map(a => a.querySelector('.tag.repeats')?.innerText)")
         assert repeats == [None, None, "repeats step 1"]
         browser.screenshot(artifacts / f"{shown}-stuck.png")
+
+
+def test_the_overview_names_each_iterations_control(browser, tmp_path):
+    """Two rounds, each with its matched control: the table and the paired lines name them
+    as `agentgym report` does."""
+    layout = RunLayout(tmp_path / "run")
+    where = layout.env("babyai")
+    manifest = Manifest(layout.manifest)
+    for k in (0, 1, 2):
+        manifest.iterations[str(k)] = {"config": {"run": str(layout.root), "envs": ["babyai"]}}
+    manifest.save()
+    won = {where.eval(0): {0}, where.eval(1): {0, 1}, where.control_eval(1): {1},
+           where.eval(2): {0, 1, 2, 3}, where.control_eval(2): {0}}  # fmt: skip
+    for folder, items in won.items():
+        evaluated = [episode(i, success=i in items) for i in range(4)]
+        write_records(folder / "episodes.jsonl", evaluated)
+        write_metrics(compute_metrics(evaluated), folder)
+    with running_view(layout.root) as served:
+        browser.goto(served.url)
+        browser.wait_for("document.querySelector('table.results tbody tr')")
+        models = browser.evaluate("[...document.querySelectorAll('table.results tbody tr')]"
+                                  ".map(tr => tr.firstChild.textContent)")  # fmt: skip
+        assert models == ["iteration 0", "iteration 1", "control", "iteration 2", "control2"]
+        paired = browser.text("ul.comparisons")
+        assert "babyai: iteration 2 − the control2: +75.0" in paired
+        assert "babyai: iteration 1 − the control: +25.0" in paired
 
 
 def test_a_path_view_cannot_read_is_one_line(tmp_path):

@@ -61,7 +61,7 @@ def evaluated_run(root: Path, env: str = "babyai-putnext") -> RunLayout:
     where = layout.env(env)
     train, test = list(range(1000, 1003)), list(range(4))
     students = {where.eval(0): RandomPolicy(seed=0), where.eval(1): OraclePolicy(),
-                where.control_eval: RandomPolicy(seed=2)}  # fmt: skip
+                where.control_eval(1): RandomPolicy(seed=2)}  # fmt: skip
     with env_servers(get_spec(env), []) as urls:  # one server for every rollout: seconds each
         corrected_run(where, env, train, {0: [1300, 1301, 1302]}, urls=urls)
         for folder, policy in students.items():

@@ -10,6 +10,7 @@ import pytest
 from agentcli.errors import ConfigError, UsageError
 from agentcli.iterate.config import IterateConfig, iteration_numbers, seed_numbers
 from agentcli.iterate.loop import resolve_iterations, run_iteration, run_iterations
+from agentcli.iterate.runner import DONE, Manifest
 from agentcli.iterate.stages import iteration_stages
 
 BASE = """\
@@ -177,6 +178,46 @@ def test_train_from_start_trains_iteration_one_and_the_control_afresh(config_fil
         resolve(config_file, 1, overrides=("train_from=start", "iterations={1: {method: grpo}}"))
 
 
+def test_a_later_iterations_control_continues_the_last_control(config_file, tmp_path):
+    """Iteration 2's control continues iteration 1's control (as iteration 2 continues model
+    1), on the expert's episodes on both rounds' items; afresh with train_from: start."""
+    config = resolve(config_file, 2, overrides=("control=true",))[0]
+    stages = {stage.key: stage for stage in iteration_stages(config, lambda *_: None)}
+    run = tmp_path / "run" / "seed0"
+    train, control = stages["iter2/train"].config, stages["iter2/control-train"].config
+    assert train["model"] == str(run / "iter1" / "model")
+    assert control["model"] == str(run / "control" / "model")
+    assert control["out"] == str(run / "control2" / "model")
+    assert control["hyperparameters"].pop("run_name") == "iter2-control"
+    assert train["hyperparameters"].pop("run_name") == "iter2"
+    assert {k: v for k, v in train.items() if k not in ("data", "model", "out")} == {
+        k: v for k, v in control.items() if k not in ("data", "model", "out")
+    }  # iteration 2's training settings
+    expert = stages["iter2/control-collect/textcraft"].config
+    assert expert["out"] == str(run / "textcraft" / "control2" / "demos.jsonl")
+    assert stages["iter2/control-build-data"].inputs[-4:] == [
+        run / "textcraft" / "control" / "demos.jsonl",
+        run / "textcraft" / "control" / "demos.annotated.jsonl",
+        run / "textcraft" / "control2" / "demos.jsonl",
+        run / "textcraft" / "control2" / "demos.annotated.jsonl",
+    ]
+    assert stages["iter2/control-eval/textcraft"].config["out"] == str(
+        run / "textcraft" / "control2" / "eval"
+    )
+    afresh = resolve(config_file, 2, overrides=("control=true", "train_from=start"))[0]
+    stages = {stage.key: stage for stage in iteration_stages(afresh, lambda *_: None)}
+    assert stages["iter2/control-train"].config["model"] == "models/tiny"
+
+
+def test_a_later_control_waits_for_the_last_control(config_file, tmp_path):
+    manifest = Manifest(tmp_path / "run" / "seed0" / "manifest.json")
+    manifest.stages["iter1/train"] = {"status": DONE}
+    manifest.save()
+    config = resolve(config_file, 2, overrides=("control=true",))[0]
+    with pytest.raises(UsageError, match="iteration 2's control continues iteration 1's"):
+        run_iteration(config)
+
+
 def test_a_dpo_iteration_leaves_the_bc_sft_rendering_to_the_iterations_it_is_for(config_file):
     """The train section is shared: its rendering shapes iteration 0's sft rows, and a dpo
     iteration after it (which renders pairs with the chat template) runs without it."""
@@ -214,7 +255,8 @@ def test_a_grpo_iteration_trains_from_the_last_model_and_evaluates(config_file, 
     assert train["hyperparameters"]["per_device_train_batch_size"] == 4  # one group: unset
     for iteration, extra, message in [
         (0, ("method=grpo",), "grpo improves a student"),
-        (1, ("method=grpo", "control=true"), "the control matches"),
+        (1, ("method=grpo", "control=true"), "the control matches iteration 1's"),
+        (2, ("control=true",), r"set control: false for it \(iterations: \{2: \{control"),
         (2, ("view.history_steps=0",), "multi-turn"),  # refused as its stage is planned
     ]:
         with pytest.raises(ConfigError, match=message):

@@ -47,11 +47,11 @@ def make_run(base):
         summary = {"steps": 10 * (k + 1), "global_step": 10 * (k + 1), "tokens": 1000 * (k + 1)}
         layout.model(k).mkdir(parents=True)
         (layout.model(k) / "train_summary.json").write_text(json.dumps(summary))
-    layout.control_model.mkdir(parents=True)
-    (layout.control_model / "train_summary.json").write_text(json.dumps({"global_step": 20}))
+    layout.control_model(1).mkdir(parents=True)
+    (layout.control_model(1) / "train_summary.json").write_text(json.dumps({"global_step": 20}))
     for (label, env), success in SUCCESS.items():
         where = layout.env(env)
-        folder = where.control_eval if label == "control" else where.eval(int(label))
+        folder = where.control_eval(1) if label == "control" else where.eval(int(label))
         looped = round(10 * success)  # some of the episodes out of rounds, half of them stuck
         metrics = Metrics(
             env, "all", 100, success, success, 7.5, 0, 0.04, 0.05, looped=looped,
@@ -130,7 +130,7 @@ def test_differences_are_paired_over_the_items_both_models_were_evaluated_on(tmp
     where = layout.env("babyai")
     _evaluated(where.eval(0), [0, 0, 1, 1, 0, 0])
     _evaluated(where.eval(1), [1, 1, 1, 0, 1, 0, 1])  # one more item: not compared
-    _evaluated(where.control_eval, [0, 1, 1, 1, 0, 0])
+    _evaluated(where.control_eval(1), [0, 1, 1, 1, 0, 0])
     comparisons = paired_comparisons(layout.root, read_report(layout.root))
     found = {(c.model, c.baseline): c for c in comparisons}
     assert set(found) == {("1", "0"), ("1", "control")}  # textcraft has no episodes to pair
@@ -140,6 +140,44 @@ def test_differences_are_paired_over_the_items_both_models_were_evaluated_on(tmp
     assert versus_0.difference == pytest.approx(1 / 3)
     assert versus_0.standard_error == pytest.approx(0.8165 / 6**0.5, rel=1e-3)
     assert found[("1", "control")].difference == pytest.approx(1 / 6)
+
+
+def test_a_later_iteration_is_compared_with_its_own_control(tmp_path):
+    layout = make_run(tmp_path / "run")
+    manifest = Manifest(layout.manifest)
+    manifest.iterations["2"] = {"config": {"run": str(tmp_path / "run"), "envs": ["babyai"]}}
+    manifest.save()
+    where = layout.env("babyai")
+    _evaluated(where.eval(1), [1, 1, 1, 0, 1, 0])
+    _evaluated(where.control_eval(1), [0, 1, 1, 1, 0, 0])
+    _evaluated(where.eval(2), [1, 1, 1, 1, 1, 0])
+    _evaluated(where.control_eval(2), [1, 0, 0, 1, 1, 0])
+    for folder, success in ((where.eval(2), 0.7), (where.control_eval(2), 0.55)):
+        metrics = Metrics("babyai", "all", 100, success, success, 7.5, 0, 0.04, 0.05)
+        write_metrics([metrics], folder, {"split": "test"})
+    rows, comparisons = write_report(layout.root)
+    assert [row.iteration for row in rows if row.env == "babyai"] == [
+        "0",
+        "1",
+        "control",
+        "2",
+        "control2",
+    ]
+    found = {(c.model, c.baseline): c.difference for c in comparisons}
+    assert found[("2", "control2")] == pytest.approx(2 / 6)
+    assert found[("1", "control")] == pytest.approx(1 / 6)
+    assert ("control2", "control") not in found  # a control is a baseline, not compared
+    records = json.loads((layout.root / "report.json").read_text())["rows"]
+    assert [(r["iteration"], r["control"]) for r in records if r["env"] == "babyai"] == [
+        (0, False),
+        (1, False),
+        (1, True),
+        (2, False),
+        (2, True),
+    ]
+    with (layout.root / "report.csv").open() as file:
+        line = [row for row in csv.DictReader(file) if row["iteration"] == "2"][0]
+    assert float(line["vs_control_difference"]) == pytest.approx(2 / 6)
 
 
 def test_the_comparisons_count_wins_losses_and_ties(tmp_path):
@@ -158,7 +196,7 @@ def test_the_report_files_hold_every_row_and_its_comparisons(tmp_path):
     where = layout.env("babyai")
     _evaluated(where.eval(0), [0, 0, 1, 1, 0, 0])
     _evaluated(where.eval(1), [1, 1, 1, 0, 1, 0, 1])
-    _evaluated(where.control_eval, [0, 1, 1, 1, 0, 0])
+    _evaluated(where.control_eval(1), [0, 1, 1, 1, 0, 0])
     write_report(layout.root)
 
     with (layout.root / "report.csv").open() as file:
@@ -293,7 +331,7 @@ def typed_run(base):
     layout = make_run(base)
     for label, (pick, clean) in TYPES.items():
         where = layout.env("babyai")
-        folder = where.control_eval if label == "control" else where.eval(int(label))
+        folder = where.control_eval(1) if label == "control" else where.eval(int(label))
         overall = (4 * pick + 2 * clean) / 6
         rows = [
             Metrics("babyai", "all", 6, overall, overall, 7.5, 0, 0.04, 0.05),

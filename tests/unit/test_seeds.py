@@ -42,7 +42,7 @@ def seed_of_run(base, seed: int, wins: dict[str, list[int]] | None = None) -> Ru
     manifest.save()
     where = layout.env(ENV)
     for label, won in (wins or WINS[seed]).items():
-        folder = where.control_eval if label == "control" else where.eval(int(label))
+        folder = where.control_eval(1) if label == "control" else where.eval(int(label))
         episodes = [Episode(item_id=f"{ENV}_{i}", env=ENV, instruction="", success=bool(success),
                             n_steps=0) for i, success in enumerate(won)]  # fmt: skip
         write_records(folder / "episodes.jsonl", episodes)

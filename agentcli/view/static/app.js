@@ -66,9 +66,10 @@
   }
 
   function iterationName(label) {
-    // a model's label as report.json and the datasets hold it: "1", "control", "1:dpo"
+    // a model's label as report.json and the datasets hold it: "1", "control" (iteration 1's
+    // control), "control2" (iteration 2's), "1:dpo"
     if (label === null || label === undefined) return "";
-    if (label === "control") return "control";
+    if (/^control[0-9]*$/.test(label)) return label;
     const [k, variant] = label.split(":");
     return variant ? `iteration ${k} ${variant}` : `iteration ${k}`;
   }
@@ -183,12 +184,12 @@
     if (!report.rows.length) return h("section", {}, h("h2", {}, "Results"), h("p", { class: "muted" }, report.note));
     const paid = report.rows.some((row) => row.teacher_cost > 0); // the oracle costs nothing
     const columns = ["iteration", "env", "items", "success", "score", "steps", "looped (stuck)", "trained steps", paid ? "teacher $" : null];
-    // rows as report.json holds them: the control is iteration 1's, marked "control"; a
+    // rows as report.json holds them: a control is its iteration's, marked "control"; a
     // variant is its iteration's, named in "variant"
     const table = h("table", { class: "results" },
       h("thead", {}, h("tr", {}, columns.filter(Boolean).map((c) => h("th", {}, c)))),
       h("tbody", {}, report.rows.map((row) => h("tr", { class: row.control ? "control" : "" },
-        h("td", {}, row.control ? "control" : iterationName(row.variant ? `${row.iteration}:${row.variant}` : String(row.iteration))),
+        h("td", {}, row.control ? (row.iteration === 1 ? "control" : `control${row.iteration}`) : iterationName(row.variant ? `${row.iteration}:${row.variant}` : String(row.iteration))),
         h("td", {}, row.env, row.split ? h("span", { class: "muted small" }, ` · ${row.split}`) : null),
         h("td", { class: "num" }, count(row.items)),
         successCell(row.success_rate, row.success_se),
@@ -200,7 +201,7 @@
         paid ? h("td", { class: "num" }, Number(row.teacher_cost).toFixed(2)) : null,
       ))));
     const comparisons = report.comparisons.map((c) => h("li", {},
-      `${c.env}: ${iterationName(c.model)} − ${c.baseline === "control" ? "the control" : iterationName(c.baseline)}: `,
+      `${c.env}: ${iterationName(c.model)} − ${/^control/.test(c.baseline) ? "the " : ""}${iterationName(c.baseline)}: `,
       h("strong", { class: c.difference >= 0 ? "up" : "down" }, `${c.difference >= 0 ? "+" : "−"}${percent(Math.abs(c.difference))} ± ${percent(c.standard_error)}`),
       ` points, paired over ${count(c.items)} items`,
       c.wins === undefined ? null : h("span", { class: "muted" }, ` (won ${count(c.wins)}, lost ${count(c.losses)}, tied ${count(c.ties)})`)));

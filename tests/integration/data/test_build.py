@@ -259,13 +259,13 @@ def test_command_writes_the_files_and_one_summary_line(run):
 
 
 def test_the_control_learns_as_many_expert_states_on_the_same_items(run):
-    rollout("textcraft", STUDENT_ITEMS[0], run.control_demos, OraclePolicy())
-    experts = {e.item_id: e for e in read_records(run.control_demos, Episode) if e.success}
+    rollout("textcraft", STUDENT_ITEMS[0], run.control_demos(1), OraclePolicy())
+    experts = {e.item_id: e for e in read_records(run.control_demos(1), Episode) if e.success}
     corrected = len(_corrected_steps(run, 0))
     train, _, summary = _build(run, method="sft", iter=1, control=True, holdout=0)
     assert summary.sources == {"demos": len(DEMO_ITEMS), "control": corrected}
     assert BuildDataConfig(run=run.root, method="sft", iter=1, control=True).out_dir == (
-        run.control_data
+        run.control_data(1)
     )
     states = []
     for record in train[len(DEMO_ITEMS) :]:
@@ -286,11 +286,43 @@ def test_the_control_learns_as_many_expert_states_on_the_same_items(run):
     assert max(uses) - min(uses) <= 1 and len(set(states)) == min(available, corrected)
 
 
-def test_the_control_is_built_for_iteration_1_from_collected_expert_states(run):
-    with pytest.raises(ValueError, match="--iter 1 and method bc or sft"):
-        BuildDataConfig(run=run.root, method="sft", iter=2, control=True)
-    with pytest.raises(UsageError, match="run the control's collect stage first"):
+def test_the_control_is_built_from_the_expert_states_collected_for_it(run):
+    with pytest.raises(ValueError, match="--iter 1 or later and method bc or sft"):
+        BuildDataConfig(run=run.root, method="sft", iter=0, control=True)
+    with pytest.raises(UsageError, match="run the collect stage of iteration 1's control first"):
         _build(run, method="sft", iter=1, control=True)
+
+
+def test_a_later_control_learns_the_expert_on_every_rounds_items_as_its_iteration_does(run):
+    """Iteration 2 learns the corrections of rounds 0 and 1; its control as many states of the
+    expert's episodes on both rounds' items (the controls of iterations 1 and 2 collected
+    them), an item played in both rounds once."""
+    rollout("textcraft", STUDENT_ITEMS[0], run.control_demos(1), OraclePolicy())
+    with pytest.raises(UsageError, match="run the collect stage of iteration 2's control first"):
+        _build(run, method="sft", iter=2, control=True)
+    items = [STUDENT_ITEMS[0][0], *STUDENT_ITEMS[1]]  # the first round's first item again
+    rollout("textcraft", items, run.control_demos(2), OraclePolicy())
+    experts = {
+        e.item_id: e
+        for path in (run.control_demos(1), run.control_demos(2))
+        for e in read_records(path, Episode)
+        if e.success
+    }
+    _, _, iteration = _build(run, method="sft", iter=2, holdout=0)
+    corrected = iteration.sources["iter0"] + iteration.sources["iter1"]
+    train, _, summary = _build(run, method="sft", iter=2, control=True, holdout=0)
+    assert summary.sources == {"demos": len(DEMO_ITEMS), "control": corrected}
+    assert BuildDataConfig(run=run.root, method="sft", iter=2, control=True).out_dir == (
+        run.control_data(2)
+    )
+    states = [(r.item_id, len(r.messages[2::2]) - 1) for r in train[len(DEMO_ITEMS) :]]
+    assert {item for item, _ in states} <= experts.keys()
+    available = sum(episode.n_steps for episode in experts.values())
+    assert corrected > 2 * available  # so that states repeat, each as often as the others
+    uses = [states.count(state) for state in set(states)]
+    # every state once before any twice: the item of both rounds, had it been taken twice,
+    # would come twice as often as the others
+    assert max(uses) - min(uses) <= 1 and len(set(states)) == min(available, corrected)
 
 
 def test_the_training_set_does_not_depend_on_the_order_episodes_finished_in(run):

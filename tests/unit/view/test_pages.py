@@ -36,7 +36,7 @@ def make_run(root):
     write_records(where.rollout(0), rollout)
     write_records(where.corrections(0), [correction(rollout[0], {1: "move forward", 2: "go"})])
     write_records(where.privileged_state, [PrivilegedState(item_id="babyai_20", text="ball at 3")])
-    for folder, won in ((where.eval(0), {}), (where.eval(1), {1}), (where.control_eval, {2})):
+    for folder, won in ((where.eval(0), {}), (where.eval(1), {1}), (where.control_eval(1), {2})):
         evaluated = [episode(i, success=i in won) for i in (1, 2)]
         write_records(folder / "episodes.jsonl", evaluated)
         write_metrics(compute_metrics(evaluated), folder)
@@ -68,6 +68,25 @@ def test_a_variants_eval_comes_after_its_iteration_and_the_control(tmp_path):
     ]  # fmt: skip
     assert datasets[-1].id == "babyai/iter1/variants/dpo/eval/episodes.jsonl"
     assert datasets[-1].metrics == folder / "metrics.json"
+
+
+def test_a_later_iterations_control_comes_after_its_iteration(tmp_path):
+    layout = make_run(tmp_path / "run")
+    manifest = Manifest(layout.manifest)
+    manifest.iterations["2"] = {"config": {"run": str(layout.root), "envs": [ENV]}}
+    manifest.save()
+    where = layout.env(ENV)
+    for folder in (where.eval(2), where.control_eval(2)):
+        evaluated = [episode(i, success=True) for i in (1, 2)]
+        write_records(folder / "episodes.jsonl", evaluated)
+        write_metrics(compute_metrics(evaluated), folder)
+    write_records(where.control_demos(2), [episode(20, success=True)])
+    datasets = open_source(layout.root).datasets
+    assert [(d.iteration, d.role) for d in datasets][-4:] == [
+        ("control", "eval"), ("2", "eval"), ("control2", "control demos"), ("control2", "eval"),
+    ]  # fmt: skip
+    assert datasets[-1].id == "babyai/control2/eval/episodes.jsonl"
+    assert datasets[-2].label == "the expert on model 1's rollout items"
 
 
 def test_a_file_in_a_run_finds_its_neighbours_and_a_folder_its_metrics(tmp_path):
@@ -111,7 +130,11 @@ def test_the_overview_has_the_report_and_every_file(tmp_path):
 
 def test_a_run_not_evaluated_yet_shows_its_episodes_with_a_note(tmp_path):
     layout = make_run(tmp_path / "run")
-    for folder in (layout.env(ENV).eval(0), layout.env(ENV).eval(1), layout.env(ENV).control_eval):
+    for folder in (
+        layout.env(ENV).eval(0),
+        layout.env(ENV).eval(1),
+        layout.env(ENV).control_eval(1),
+    ):
         (folder / "metrics.json").unlink()
     overview = View(open_source(layout.root)).overview()
     assert overview["report"]["rows"] == [] and "no iteration" in overview["report"]["note"]
