@@ -310,7 +310,9 @@ def _expert_examples(layout: RunLayout, k: int, count: int, seed: int) -> list[_
         path = annotated if annotated.exists() else layout.control_demos(j)
         if not path.exists():
             raise UsageError(
-                f"{path} does not exist: run the collect stage of iteration {j}'s control first"
+                f"{path} does not exist: collect the expert's episodes on the items model"
+                f" {j - 1} was rolled out on into it (iterate's control-collect stage of"
+                f" iteration {j} does)"
             )
         for episode in _in_item_order(read_records(path, Episode)):
             episodes.setdefault(episode.item_id, episode)

@@ -289,7 +289,10 @@ def test_the_control_learns_as_many_expert_states_on_the_same_items(run):
 def test_the_control_is_built_from_the_expert_states_collected_for_it(run):
     with pytest.raises(ValueError, match="--iter 1 or later and method bc or sft"):
         BuildDataConfig(run=run.root, method="sft", iter=0, control=True)
-    with pytest.raises(UsageError, match="run the collect stage of iteration 1's control first"):
+    with pytest.raises(
+        UsageError,
+        match="rolled out on into it .iterate's control-collect stage of iteration 1",
+    ):
         _build(run, method="sft", iter=1, control=True)
 
 
@@ -298,7 +301,7 @@ def test_a_later_control_learns_the_expert_on_every_rounds_items_as_its_iteratio
     expert's episodes on both rounds' items (the controls of iterations 1 and 2 collected
     them), an item played in both rounds once."""
     rollout("textcraft", STUDENT_ITEMS[0], run.control_demos(1), OraclePolicy())
-    with pytest.raises(UsageError, match="run the collect stage of iteration 2's control first"):
+    with pytest.raises(UsageError, match="control-collect stage of iteration 2"):
         _build(run, method="sft", iter=2, control=True)
     items = [STUDENT_ITEMS[0][0], *STUDENT_ITEMS[1]]  # the first round's first item again
     rollout("textcraft", items, run.control_demos(2), OraclePolicy())
