@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 import math
 from collections.abc import Iterable
@@ -442,19 +443,22 @@ def report_figure(rows: list[Row], *, title: str) -> Figure:
     return figure
 
 
-_SIDE_MARKERS = ("*", "D", "s", "^", "v", "P", "X")
+_CONTROL_MARKER = "*"
+_VARIANT_MARKERS = ("D", "s", "^", "v", "P", "X")
 
 
 def side_markers(labels: Iterable[str]) -> dict[str, tuple[str, float]]:
-    """A marker and an x for each model off the line of iterations (the control, the
-    variants): a plot draws them as points beside their iteration, each a little to its
-    right so that two of one iteration do not hide each other."""
+    """A marker and an x for each model off the line of iterations (a control: a star, each
+    variant a marker of its own): a plot draws them as points beside their iteration, each a
+    little to its right so that two of one iteration do not hide each other."""
     sides = dict.fromkeys(label for label in labels if not is_iteration(label))
+    variants = itertools.cycle(_VARIANT_MARKERS)
     found: dict[str, tuple[str, float]] = {}
-    for n, label in enumerate(sides):
+    for label in sides:
         k = label_iteration(label)
         beside = sum(label_iteration(other) == k for other in found)  # of its iteration, before
-        found[label] = (_SIDE_MARKERS[n % len(_SIDE_MARKERS)], k + 0.06 * (beside + 1))
+        marker = _CONTROL_MARKER if control_iteration(label) is not None else next(variants)
+        found[label] = (marker, k + 0.06 * (beside + 1))
     return found
 
 

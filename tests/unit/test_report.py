@@ -17,6 +17,7 @@ from agentcli.iterate.report import (
     plot_report,
     read_report,
     report_figure,
+    side_markers,
     write_report,
 )
 from agentcli.iterate.runner import Manifest
@@ -178,6 +179,15 @@ def test_a_later_iteration_is_compared_with_its_own_control(tmp_path):
     with (layout.root / "report.csv").open() as file:
         line = [row for row in csv.DictReader(file) if row["iteration"] == "2"][0]
     assert float(line["vs_control_difference"]) == pytest.approx(2 / 6)
+
+
+def test_the_plot_draws_every_control_as_a_star_beside_its_iteration():
+    labels = ["0", "1", "control", "1:dpo", "1:rl", "2", "control2", "2:dpo"]
+    assert side_markers(labels) == {
+        "control": ("*", pytest.approx(1.06)), "1:dpo": ("D", pytest.approx(1.12)),
+        "1:rl": ("s", pytest.approx(1.18)), "control2": ("*", pytest.approx(2.06)),
+        "2:dpo": ("^", pytest.approx(2.12)),
+    }  # fmt: skip
 
 
 def test_the_comparisons_count_wins_losses_and_ties(tmp_path):
