@@ -26,7 +26,7 @@ log = logging.getLogger("agentgym.train")
 class ProgressBar(TrainerCallback):
     """A bar on stderr (rank 0) with the loss (grpo: and the mean episode reward), tokens/s
     and the ETA; where stderr is not a terminal, a log line instead at each logging step and
-    at least every ``HEARTBEAT_S``."""
+    at least every ``HEARTBEAT_S`` (its loss the last logged, with the step it was logged at)."""
 
     HEARTBEAT_S = 30.0
 
@@ -37,6 +37,7 @@ class ProgressBar(TrainerCallback):
         self.tokens_at_start = 0
         self.steps_at_start = 0
         self.loss: float | None = None
+        self.loss_step = 0  # the step the loss was logged at
         self.reward: float | None = None  # grpo logs it with its loss
         self.last_line = 0.0
 
@@ -71,7 +72,7 @@ class ProgressBar(TrainerCallback):
     def on_log(self, args, state, control, logs=None, **kwargs):
         if self.bar is None or not logs or "loss" not in logs:
             return
-        self.loss = logs["loss"]
+        self.loss, self.loss_step = logs["loss"], state.global_step
         self.reward = logs.get("reward", self.reward)
         if self.bar.disable:
             self._log_line(state)
@@ -89,6 +90,8 @@ class ProgressBar(TrainerCallback):
         done = state.global_step - self.steps_at_start
         left = (now - self.started) / done * (state.max_steps - state.global_step) if done else 0
         loss = f"{self.loss:.4g}" if self.loss is not None else "-"
+        if self.loss is not None and self.loss_step != state.global_step:
+            loss += f" (step {self.loss_step})"  # a heartbeat between logging steps
         reward = f", reward {self.reward:.3g}" if self.reward is not None else ""
         log.info(
             "step %d/%d: loss %s%s, %s tokens/s, %s left",

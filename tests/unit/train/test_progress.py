@@ -26,4 +26,5 @@ def test_off_a_terminal_each_step_is_logged_once_and_a_logging_step_with_its_new
     lines = [record.getMessage() for record in caplog.records]
     assert [line.split(":")[0] for line in lines] == ["step 1/4", "step 2/4", "step 3/4",
                                                       "step 4/4"]  # fmt: skip
-    assert "loss 1.5," in lines[1] and "loss 1.5," in lines[2] and "loss 0.9," in lines[3]
+    assert "loss -," in lines[0] and "loss 1.5," in lines[1] and "loss 0.9," in lines[3]
+    assert "loss 1.5 (step 2)," in lines[2]  # between logging steps: the last loss, and when
