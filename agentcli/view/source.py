@@ -186,9 +186,10 @@ def _layout_datasets(
             evaluated = layout.variant_eval(k, name)
             add(evaluated / EPISODES_FILE, f"model {k} {name} on held-out items", "eval",
                 f"{k}:{name}", metrics=evaluated / "metrics.json")  # fmt: skip
-        if k == 0:
-            continue
-        control, items = control_label(k), f"model {k - 1}'s rollout items"  # its matched control
+    folders = layout.root.iterdir() if layout.root.is_dir() else ()
+    controls = (control_iteration(folder.name) for folder in folders if folder.is_dir())
+    for k in sorted(k for k in controls if k is not None):  # the matched controls made
+        control, items = control_label(k), f"model {k - 1}'s rollout items"
         add(layout.control_demos(k), f"the expert on {items}", "control demos", control)
         add(layout.control_annotated_demos(k), f"the expert on {items}, annotated",
             "control annotated demos", control)  # fmt: skip

@@ -89,6 +89,20 @@ def test_a_later_iterations_control_comes_after_its_iteration(tmp_path):
     assert datasets[-2].label == "the expert on model 1's rollout items"
 
 
+def test_a_control_is_listed_by_its_folder_whatever_else_the_run_holds(tmp_path):
+    """A run laid out by hand (no manifest): its controls' folders are what lists them."""
+    layout = RunLayout(tmp_path / "run")
+    write_records(layout.demos, [episode(10, success=True)])
+    for k in (1, 3):
+        evaluated = [episode(1, success=True)]
+        write_records(layout.control_eval(k) / "episodes.jsonl", evaluated)
+        write_metrics(compute_metrics(evaluated), layout.control_eval(k))
+    datasets = open_source(layout.root).datasets
+    assert [(d.iteration, d.role) for d in datasets] == [
+        ("0", "demos"), ("control", "eval"), ("control3", "eval"),
+    ]  # fmt: skip
+
+
 def test_a_file_in_a_run_finds_its_neighbours_and_a_folder_its_metrics(tmp_path):
     layout = make_run(tmp_path / "run").env(ENV)
     alone = open_source(layout.rollout(0)).datasets[0]
