@@ -323,10 +323,8 @@ def _expert_examples(layout: RunLayout, k: int, count: int, seed: int) -> list[_
         for t, step in enumerate(episode.steps)
     ]
     if not states and count:
-        raise UsageError(
-            f"{path} and the control's earlier demos hold no successful episode: collect the"
-            " control again"
-        )
+        held = f"{path} holds" if k == 1 else f"{path} and the earlier controls' demos hold"
+        raise UsageError(f"{held} no successful episode: collect the control again")
     if count > len(states):
         log.warning(
             "control: the expert's episodes hold %d states for %d corrected ones, so states"

@@ -105,17 +105,13 @@ def run_iteration(
     layout = config.layout
     manifest = Manifest(layout.manifest)
     k = config.iter
-    if k > 0 and manifest.stages.get(f"iter{k - 1}/train", {}).get("status") != DONE:
+    if k > 0 and not _done(manifest, f"iter{k - 1}/train"):
         raise UsageError(
             f"iteration {k} starts from iteration {k - 1}'s model, which is not trained"
             f" yet: run --iter {k - 1} first (seed {config.seed})"
         )
-    if (
-        k > 1
-        and config.control
-        and config.train_from == "previous"
-        and manifest.stages.get(f"iter{k - 1}/control-train", {}).get("status") != DONE
-    ):
+    continues_a_control = k > 1 and config.control and config.train_from == "previous"
+    if continues_a_control and not _done(manifest, f"iter{k - 1}/control-train"):
         raise UsageError(
             f"iteration {k}'s control continues iteration {k - 1}'s, which is not trained"
             f" (seed {config.seed}): run --iter {k - 1} with control: true, or set control: false"
@@ -131,3 +127,8 @@ def run_iteration(
     outcomes = run_stages(stages, manifest, from_stage=from_stage, force=force)
     write_report(layout.root)  # the run's report.csv, .json and .png, up to date
     return outcomes
+
+
+def _done(manifest: Manifest, stage: str) -> bool:
+    """Whether the manifest records ``stage`` (``iter<k>/<name>``) as done."""
+    return manifest.stages.get(stage, {}).get("status") == DONE

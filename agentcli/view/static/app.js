@@ -65,11 +65,20 @@
       : h("span", { class: "badge lost" }, "failed");
   }
 
+  // iteration k's matched control, as the report labels it (agentcli/run_layout.py: control_label)
+  function controlLabel(k) {
+    return k === 1 ? "control" : `control${k}`;
+  }
+
+  function isControl(label) {
+    return /^control[0-9]*$/.test(label);
+  }
+
   function iterationName(label) {
     // a model's label as report.json and the datasets hold it: "1", "control" (iteration 1's
     // control), "control2" (iteration 2's), "1:dpo"
     if (label === null || label === undefined) return "";
-    if (/^control[0-9]*$/.test(label)) return label;
+    if (isControl(label)) return label;
     const [k, variant] = label.split(":");
     return variant ? `iteration ${k} ${variant}` : `iteration ${k}`;
   }
@@ -189,7 +198,7 @@
     const table = h("table", { class: "results" },
       h("thead", {}, h("tr", {}, columns.filter(Boolean).map((c) => h("th", {}, c)))),
       h("tbody", {}, report.rows.map((row) => h("tr", { class: row.control ? "control" : "" },
-        h("td", {}, row.control ? (row.iteration === 1 ? "control" : `control${row.iteration}`) : iterationName(row.variant ? `${row.iteration}:${row.variant}` : String(row.iteration))),
+        h("td", {}, row.control ? controlLabel(row.iteration) : iterationName(row.variant ? `${row.iteration}:${row.variant}` : String(row.iteration))),
         h("td", {}, row.env, row.split ? h("span", { class: "muted small" }, ` · ${row.split}`) : null),
         h("td", { class: "num" }, count(row.items)),
         successCell(row.success_rate, row.success_se),
@@ -201,7 +210,7 @@
         paid ? h("td", { class: "num" }, Number(row.teacher_cost).toFixed(2)) : null,
       ))));
     const comparisons = report.comparisons.map((c) => h("li", {},
-      `${c.env}: ${iterationName(c.model)} − ${/^control/.test(c.baseline) ? "the " : ""}${iterationName(c.baseline)}: `,
+      `${c.env}: ${iterationName(c.model)} − ${isControl(c.baseline) ? "the " : ""}${iterationName(c.baseline)}: `,
       h("strong", { class: c.difference >= 0 ? "up" : "down" }, `${c.difference >= 0 ? "+" : "−"}${percent(Math.abs(c.difference))} ± ${percent(c.standard_error)}`),
       ` points, paired over ${count(c.items)} items`,
       c.wins === undefined ? null : h("span", { class: "muted" }, ` (won ${count(c.wins)}, lost ${count(c.losses)}, tied ${count(c.ties)})`)));
