@@ -35,6 +35,17 @@ def control_label(k: int) -> str:
     return CONTROL if k == 1 else f"{CONTROL}{k}"
 
 
+def control_stage(stage: str) -> str:
+    """A control's ``stage`` as an iteration's plan and the run's manifest name it
+    (``control-train``); every iteration's control alike, the key holding ``iter<k>/``."""
+    return f"{CONTROL}-{stage}"
+
+
+def is_control_stage(name: str) -> bool:
+    """Whether a stage name (without its ``iter<k>/`` and ``/<env>``) is a control's."""
+    return name.startswith(control_stage(""))
+
+
 def control_iteration(label: str) -> int | None:
     """The iteration whose matched control ``label`` names (``control``: 1, ``control2``: 2);
     None for any other model's label."""

@@ -21,7 +21,7 @@ from agentcli.items import HeldOutItems, ItemSelection
 from agentcli.models import TinyModelSettings
 from agentcli.policy import PolicySettings
 from agentcli.rollout import EpisodeSettings
-from agentcli.run_layout import RunLayout, seed_run
+from agentcli.run_layout import CONTROL, RunLayout, seed_run
 from agentcli.teacher import TeacherConfig
 from agentcli.teacher.stages import EpisodeSelection
 from agentcli.train.config import GrpoSettings, TrainSettings
@@ -56,7 +56,6 @@ SECTION_SEEDS = ("train.hyperparameters", "data", "rollout.policy", "eval.policy
 VARIANT_SECTIONS = ("method", "train_from", "data", "train", "grpo")
 VERSUS = "versus"  # a variant's other variants of its iteration that the report pairs it with
 VARIANT_NAME = re.compile(r"[a-z][a-z0-9_]*(-[a-z0-9_]+)*")
-RESERVED_VARIANT_NAMES = ("control",)
 
 
 class IterateConfig(CommandConfig):
@@ -222,10 +221,11 @@ class IterateConfig(CommandConfig):
     @model_validator(mode="after")
     def _variants_named_and_scoped(self) -> IterateConfig:
         for name, settings in self.variants.items():
-            if not VARIANT_NAME.fullmatch(name) or name in RESERVED_VARIANT_NAMES:
+            if not VARIANT_NAME.fullmatch(name) or name.startswith(CONTROL):
                 raise ValueError(
-                    f"variants.{name}: name a variant in lower case letters, digits, _ and -"
-                    f" (not {', '.join(RESERVED_VARIANT_NAMES)}), e.g. dpo or rl-from-0"
+                    f"variants.{name}: name a variant in lower case letters, digits, _ and -,"
+                    f" not starting with {CONTROL} (the matched controls' name), e.g. dpo or"
+                    " rl-from-0"
                 )
             if not isinstance(settings, dict):
                 raise ValueError(f"variants.{name} must be a mapping of sections to settings")

@@ -14,7 +14,7 @@ from agentcli.iterate.report import write_report
 from agentcli.iterate.runner import DONE, Manifest, Outcome, check_plan, run_lock, run_stages
 from agentcli.iterate.seeds import write_sweep_report
 from agentcli.iterate.stages import Progress, iteration_stages, no_progress
-from agentcli.run_layout import MANIFEST_NAME
+from agentcli.run_layout import MANIFEST_NAME, control_stage
 
 CONFIG_NAME = "iterate.yaml"  # the iteration's resolved config, in its folder
 LOCK_NAME = ".lock"  # held by the iterate working on a run directory, whatever its seeds
@@ -111,7 +111,7 @@ def run_iteration(
             f" yet: run --iter {k - 1} first (seed {config.seed})"
         )
     continues_a_control = k > 1 and config.control and config.train_from == "previous"
-    if continues_a_control and not _done(manifest, f"iter{k - 1}/control-train"):
+    if continues_a_control and not _done(manifest, f"iter{k - 1}/{control_stage('train')}"):
         raise UsageError(
             f"iteration {k}'s control continues iteration {k - 1}'s, which is not trained"
             f" (seed {config.seed}): run --iter {k - 1} with control: true, or set control: false"

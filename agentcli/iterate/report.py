@@ -30,7 +30,14 @@ from agentcli.errors import UsageError
 from agentcli.evaluate import ALL
 from agentcli.iterate.runner import Manifest
 from agentcli.records import Episode
-from agentcli.run_layout import CONTROL, RunLayout, control_iteration, control_label, seed_run
+from agentcli.run_layout import (
+    CONTROL,
+    RunLayout,
+    control_iteration,
+    control_label,
+    is_control_stage,
+    seed_run,
+)
 from agentcli.train.config import SUMMARY_NAME
 
 if TYPE_CHECKING:
@@ -521,7 +528,7 @@ def _teacher_costs(manifest: Manifest, layout: RunLayout) -> dict[tuple[str, str
         if not ledger.exists():  # nothing was sent: the oracle, or an answer from the cache
             continue
         k = entry["iteration"]
-        label = control_label(k) if entry["stage"].startswith(f"{CONTROL}-") else str(k)
+        label = control_label(k) if is_control_stage(entry["stage"]) else str(k)
         spent = sum(line.cost_usd for line in read_records(ledger, LedgerEntry))
         costs[(label, entry["env"])] = costs.get((label, entry["env"]), 0.0) + spent
     return costs

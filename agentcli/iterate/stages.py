@@ -17,6 +17,7 @@ from agentcli.iterate.config import BuiltStudent, IterateConfig
 from agentcli.iterate.runner import Stage
 from agentcli.policy.engine_server import ENGINES
 from agentcli.rollout import RolloutConfig
+from agentcli.run_layout import CONTROL, control_stage
 from agentcli.teacher.stages import AnnotateConfig, CorrectConfig, ExtractStateConfig
 from agentcli.train.config import TrainConfig
 
@@ -145,7 +146,7 @@ class _Plan:
             section="collect",
         )
         return self._stage(
-            "control-collect" if control else "collect",
+            control_stage("collect") if control else "collect",
             rollout,
             inputs=[],
             outputs=[rollout.episodes_path, rollout.config_path],
@@ -161,7 +162,7 @@ class _Plan:
         out = where.control_annotated_demos(self.k) if control else where.annotated_demos
         config = self._teacher_config(AnnotateConfig, env, demos=demos, out=out)
         return self._stage(
-            "control-annotate" if control else "annotate",
+            control_stage("annotate") if control else "annotate",
             config,
             inputs=[demos],
             outputs=[out, config.side_file("failures.jsonl")],  # ledger and cache stay
@@ -396,11 +397,12 @@ class _Plan:
 
     def _by(self, *, control: bool) -> str | None:
         """Whose model a stage makes: the control's, the variant's, None: the iteration's."""
-        return "control" if control else self.variant
+        return CONTROL if control else self.variant
 
     def _name(self, stage: str, *, control: bool) -> str:
-        by = self._by(control=control)
-        return f"{by}-{stage}" if by else stage
+        if control:
+            return control_stage(stage)
+        return f"{self.variant}-{stage}" if self.variant else stage
 
     def _seed_and_name(self, hyperparameters: dict[str, Any], *, control: bool) -> None:
         """The run's seed; the control's and a variant's tracker run named apart from the

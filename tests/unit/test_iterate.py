@@ -338,6 +338,7 @@ def test_a_grpo_iteration_still_rolls_out_for_a_variant_that_learns_corrections(
     ("variants", "message"),
     [
         ("{control: {method: dpo}}", "variants.control: name a variant in lower case"),
+        ("{control2: {method: dpo}}", "variants.control2: .* not starting with control"),
         ("{Big: {method: dpo}}", "variants.Big: name a variant"),
         ("{dpo: {eval: {limit: 3}}}", "variants.dpo sets eval: a variant learns from its"),
         ("{rl: {method: grpo, train_from: start}}", "set train_from: previous for a grpo"),
